@@ -1,0 +1,83 @@
+"""SARIF 2.1.0: one rule per policy, one result per finding at the offending value."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ci.outcome import ValidateOutcome
+from inventory.problems import Location
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INPUT_RULE = "input.invalid"
+
+
+def _location(outcome: ValidateOutcome, location: Location) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": outcome.path(location)}}
+    if location.line:
+        physical["region"] = {"startLine": location.line, "startColumn": location.col}
+    return {"physicalLocation": physical}
+
+
+def render(outcome: ValidateOutcome) -> str:
+    rules: list[dict[str, Any]] = [
+        {
+            "id": INPUT_RULE,
+            "shortDescription": {"text": "The fleet repo must load: YAML syntax and schema"},
+            "defaultConfiguration": {"level": "error"},
+        }
+    ]
+    results: list[dict[str, Any]] = [
+        {
+            "ruleId": INPUT_RULE,
+            "level": "error",
+            "message": {"text": p.message},
+            "locations": [_location(outcome, p.location)],
+        }
+        for p in outcome.problems
+    ]
+    report = outcome.report
+    if report is not None:
+        for pol in report.policies:
+            rules.append(
+                {
+                    "id": pol.id,
+                    "shortDescription": {"text": pol.title},
+                    "fullDescription": {"text": pol.rationale},
+                    "help": {"text": pol.remediation},
+                    "defaultConfiguration": {
+                        "level": "error" if pol.severity.value == "deny" else "warning"
+                    },
+                }
+            )
+        for v in (*report.violations, *report.waived):
+            result: dict[str, Any] = {
+                "ruleId": v.policy,
+                "level": "error" if v.severity.value == "deny" else "warning",
+                "message": {"text": v.message},
+                "locations": [_location(outcome, v.location)],
+                "relatedLocations": [
+                    {"id": i, **_location(outcome, loc)} for i, loc in enumerate(v.locations[1:])
+                ],
+                "partialFingerprints": {"plumbSubject": f"{v.policy}/{v.subject}"},
+            }
+            if v.waiver is not None:
+                result["suppressions"] = [{"kind": "external", "justification": v.waiver.reason}]
+            results.append(result)
+    sarif = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "plumb",
+                        "informationUri": "https://plumb.invalid/docs",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(sarif, indent=2) + "\n"

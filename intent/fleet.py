@@ -1,0 +1,273 @@
+"""Load a fleet repo (a git working tree) into one typed, located :class:`Fleet`.
+
+Reads ``plumb.yaml``, every ``inventory/**/*.yaml`` and ``intent/**/*.yaml``, and
+``policies/waivers.yaml``; validates each by schema; checks references (links to
+devices, gangs to nodes, bundles by name); resolves settings per device with one
+owner each; derives the addressing facts. All problems found are reported
+together as one :class:`~inventory.problems.InputError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from intent.facts import AddressPlan, plan_addresses
+from intent.models import (
+    Addressing,
+    BlockedCombination,
+    Bundle,
+    IntentFile,
+    PlumbConfig,
+    Waiver,
+    WaiversFile,
+)
+from intent.settings import DeviceIntent, SettingsResolver, Sourced
+from inventory.index import CablingIndex
+from inventory.models import Device, Gang, InventoryFile, Link, Rack, Role
+from inventory.problems import InputError, Location, Problem
+from inventory.source import Document, load_document
+from inventory.validation import validate_document
+
+CONFIG_FILE = "plumb.yaml"
+WAIVERS_FILE = "policies/waivers.yaml"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where each inventory record and catalogue entry was declared."""
+
+    devices: dict[str, Location] = field(default_factory=dict)
+    racks: dict[str, Location] = field(default_factory=dict)
+    gangs: dict[str, Location] = field(default_factory=dict)
+    links: list[Location] = field(default_factory=list)
+    bundles: dict[str, Location] = field(default_factory=dict)
+    blocked: list[Location] = field(default_factory=list)
+    waivers: list[Location] = field(default_factory=list)
+    docs: dict[str, Document] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Everything policies, render and rollouts need, with a location for every value."""
+
+    root: Path
+    config: PlumbConfig
+    racks: Mapping[str, Rack]
+    devices: Mapping[str, Device]
+    links: tuple[Link, ...]
+    gangs: Mapping[str, Gang]
+    cabling: CablingIndex
+    intent: Mapping[str, DeviceIntent]
+    bundles: Mapping[str, Bundle]
+    blocked: tuple[BlockedCombination, ...]
+    addresses: AddressPlan
+    waivers: tuple[Waiver, ...]
+    where: Located
+
+    def of_role(self, role: Role) -> list[Device]:
+        return [d for d in self.devices.values() if d.role is role]
+
+    def setting(self, device: str, *path: str) -> Sourced[Any] | None:
+        return self.intent[device].get(*path)
+
+
+def _yaml_files(root: Path, folder: str) -> list[Path]:
+    base = root / folder
+    if not base.is_dir():
+        return []
+    found = [p for p in base.rglob("*") if p.suffix in (".yaml", ".yml")]
+    return sorted(p.relative_to(root) for p in found)
+
+
+class _Loader:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[Problem] = []
+        self.where = Located()
+
+    def read(self, relative: Path, model: type[M]) -> tuple[Document, M] | None:
+        try:
+            doc = load_document(self.root, relative)
+            self.where.docs[doc.path] = doc
+            return doc, validate_document(doc, model)
+        except InputError as exc:
+            self.problems.extend(exc.problems)
+            return None
+
+    def unique(self, kind: str, name: str, where: Location, seen: dict[str, Location]) -> bool:
+        if name in seen:
+            self.problems.append(
+                Problem(where, f"{kind} {name} is already defined at {seen[name]}")
+            )
+            return False
+        seen[name] = where
+        return True
+
+
+def load_fleet(root: Path) -> Fleet:
+    """Load and check the fleet repo at ``root``; raise InputError listing every problem."""
+    root = root.resolve()
+    if not (root / CONFIG_FILE).is_file():
+        raise InputError(
+            [Problem(Location(CONFIG_FILE, 1, 1), f"{root} is not a fleet repo: no {CONFIG_FILE}")]
+        )
+    loader = _Loader(root)
+    config_read = loader.read(Path(CONFIG_FILE), PlumbConfig)
+    racks: dict[str, Rack] = {}
+    devices: dict[str, Device] = {}
+    links: list[Link] = []
+    gangs: dict[str, Gang] = {}
+    where = loader.where
+    for relative in _yaml_files(root, "inventory"):
+        read = loader.read(relative, InventoryFile)
+        if read is None:
+            continue
+        doc, inv = read
+        for i, rack in enumerate(inv.racks):
+            if loader.unique("rack", rack.name, doc.where("racks", i), where.racks):
+                racks[rack.name] = rack
+        for i, device in enumerate(inv.devices):
+            if loader.unique("device", device.name, doc.where("devices", i), where.devices):
+                devices[device.name] = device
+        for i, link in enumerate(inv.links):
+            links.append(link)
+            where.links.append(doc.where("links", i))
+        for i, gang in enumerate(inv.gangs):
+            if loader.unique("gang", gang.name, doc.where("gangs", i), where.gangs):
+                gangs[gang.name] = gang
+    _check_references(loader, racks, devices, gangs)
+    cabling = CablingIndex(links, where.links, devices)
+    loader.problems.extend(cabling.problems)
+    _check_host_ports(loader, devices, links)
+
+    resolver = SettingsResolver()
+    bundles: dict[str, Bundle] = {}
+    blocked: list[BlockedCombination] = []
+    addressing: list[tuple[Document, Addressing]] = []
+    for relative in _yaml_files(root, "intent"):
+        intent_read = loader.read(relative, IntentFile)
+        if intent_read is None:
+            continue
+        doc, intent_file = intent_read
+        resolver.add(doc, intent_file)
+        if intent_file.firmware is not None:
+            for i, bundle in enumerate(intent_file.firmware.bundles):
+                at = doc.where("firmware", "bundles", i)
+                if loader.unique("bundle", bundle.name, at, where.bundles):
+                    bundles[bundle.name] = bundle
+            for i, combo in enumerate(intent_file.firmware.blocked):
+                blocked.append(combo)
+                where.blocked.append(doc.where("firmware", "blocked", i))
+        if intent_file.addressing is not None:
+            addressing.append((doc, intent_file.addressing))
+    waivers: tuple[Waiver, ...] = ()
+    if (root / WAIVERS_FILE).exists():
+        read_waivers = loader.read(Path(WAIVERS_FILE), WaiversFile)
+        if read_waivers is not None:
+            doc, waivers_file = read_waivers
+            waivers = waivers_file.waivers
+            where.waivers.extend(doc.where("waivers", i) for i in range(len(waivers)))
+
+    intent = _resolve_all(loader, resolver, devices, bundles)
+    addresses = plan_addresses(addressing, devices, cabling, intent)
+    loader.problems.extend(addresses.problems)
+    if loader.problems or config_read is None:
+        raise InputError(loader.problems)
+    return Fleet(
+        root=root,
+        config=config_read[1],
+        racks=racks,
+        devices=devices,
+        links=tuple(links),
+        gangs=gangs,
+        cabling=cabling,
+        intent=intent,
+        bundles=bundles,
+        blocked=tuple(blocked),
+        addresses=addresses,
+        waivers=waivers,
+        where=where,
+    )
+
+
+def _check_references(
+    loader: _Loader,
+    racks: Mapping[str, Rack],
+    devices: Mapping[str, Device],
+    gangs: Mapping[str, Gang],
+) -> None:
+    where = loader.where
+    for name, dev in devices.items():
+        if dev.rack not in racks:
+            loader.problems.append(
+                Problem(where.devices[name], f"device {name}: no rack {dev.rack!r}")
+            )
+    member_of: dict[str, str] = {}
+    for name, gang in gangs.items():
+        for node in gang.nodes:
+            device = devices.get(node)
+            if device is None or device.role is not Role.gpu_node:
+                loader.problems.append(
+                    Problem(where.gangs[name], f"gang {name}: {node!r} is not a GPU node")
+                )
+            elif node in member_of:
+                loader.problems.append(
+                    Problem(
+                        where.gangs[name],
+                        f"gang {name}: {node} already runs gang {member_of[node]}",
+                    )
+                )
+            else:
+                member_of[node] = name
+
+
+def _check_host_ports(
+    loader: _Loader, devices: Mapping[str, Device], links: Iterable[Link]
+) -> None:
+    nic_names = {
+        name: {nic.name for nic in d.nics} for name, d in devices.items() if d.role is Role.gpu_node
+    }
+    for index, link in enumerate(links):
+        for device, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if device in nic_names and port not in nic_names[device]:
+                loader.problems.append(
+                    Problem(
+                        loader.where.links[index],
+                        f"{device} has no NIC {port!r} (its NICs: "
+                        f"{', '.join(sorted(nic_names[device]))})",
+                    )
+                )
+
+
+def _resolve_all(
+    loader: _Loader,
+    resolver: SettingsResolver,
+    devices: Mapping[str, Device],
+    bundles: Mapping[str, Bundle],
+) -> dict[str, DeviceIntent]:
+    for name in resolver.device_names():
+        if name not in devices:
+            layer = resolver.devices[name]
+            first = min(s.origin for s in layer.values.values()) if layer.values else None
+            if first is not None:
+                loader.problems.append(Problem(first, f"settings for unknown device {name!r}"))
+    reported: set[Any] = set()
+    intent = {name: resolver.resolve(device, reported) for name, device in devices.items()}
+    loader.problems.extend(resolver.problems)
+    for name, device_intent in intent.items():
+        bundle = device_intent.get("firmware", "bundle")
+        if bundle is not None and bundle.value is not None and bundle.value not in bundles:
+            loader.problems.append(
+                Problem(
+                    bundle.origin,
+                    f"{name}: no bundle {bundle.value!r} (known: {', '.join(sorted(bundles))})",
+                )
+            )
+    return intent

@@ -1,0 +1,242 @@
+"""Typed intent: the values a fleet declares, as read from ``intent/*.yaml``.
+
+Two kinds of content live here:
+
+* **Device settings** (:class:`DeviceSettings`): MTU per link class, the RoCE QoS
+  profile, BGP and the firmware bundle. They can be set fleet-wide (the top-level
+  ``mtu``/``qos``/``bgp``/``firmware`` sections), per group (``groups``) or per
+  device (``devices``); :mod:`intent.settings` resolves them with one owner each.
+* **Catalogues** that are fleet-wide only: validated firmware bundles, blocked
+  combinations, and the point-to-point addressing plan.
+
+Every field of a settings patch is optional: absent means "not set at this scope".
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from typing import Annotated
+
+from pydantic import Field, StrictInt, StringConstraints, field_validator, model_validator
+
+from inventory.models import Label, LinkClass, Name, Platform, PortName, Role, Strict
+
+Asn = Annotated[StrictInt, Field(ge=1, le=4_294_967_295)]
+Priority = Annotated[StrictInt, Field(ge=0, le=7)]
+FilterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,62}$")]
+Version = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+~-]{0,63}$")]
+Component = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+Glob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]
+
+
+class MtuLayers(Strict):
+    """MTU of one link class, per layer; each layer applies to the devices that own it."""
+
+    switch_port: StrictInt | None = Field(
+        None, ge=576, le=9216, description="L2 port MTU on switches"
+    )
+    host: StrictInt | None = Field(None, ge=576, le=9216, description="host netdev MTU")
+    rdma: StrictInt | None = Field(None, ge=256, le=4096, description="RDMA path MTU (verbs)")
+
+
+class DscpEntry(Strict):
+    dscp: StrictInt = Field(ge=0, le=63)
+    priority: Priority
+
+
+class EcnQueue(Strict):
+    """DCQCN marking on one egress queue: linear from kmin to kmax, up to pmax."""
+
+    priority: Priority
+    kmin_kb: StrictInt = Field(gt=0, le=1_000_000)
+    kmax_kb: StrictInt = Field(gt=0, le=1_000_000)
+    pmax_percent: StrictInt = Field(ge=1, le=100)
+
+
+class QosSettings(Strict):
+    """The RoCEv2 lossless profile. ``pfc_priorities`` must equal ``[roce_priority]``."""
+
+    lossless_link_classes: tuple[LinkClass, ...] | None = None
+    dscp_map: tuple[DscpEntry, ...] | None = None
+    roce_priority: Priority | None = None
+    cnp_priority: Priority | None = None
+    pfc_priorities: tuple[Priority, ...] | None = None
+    ecn: tuple[EcnQueue, ...] | None = None
+    pfc_xoff_kb: StrictInt | None = Field(None, gt=0, le=1_000_000)
+    pfc_headroom_kb: StrictInt | None = Field(None, gt=0, le=1_000_000)
+    switch_buffer_kb: StrictInt | None = Field(None, gt=0, le=10_000_000)
+    peer_response_ns: StrictInt | None = Field(None, ge=0, le=1_000_000_000)
+    pfc_frame_bytes: StrictInt | None = Field(None, ge=64, le=1500)
+
+    @field_validator("dscp_map")
+    @classmethod
+    def _dscp_unique(cls, value: tuple[DscpEntry, ...] | None) -> tuple[DscpEntry, ...] | None:
+        if value is not None:
+            seen = [entry.dscp for entry in value]
+            if len(seen) != len(set(seen)):
+                raise ValueError("a DSCP value is mapped twice")
+        return value
+
+
+class NeighborSettings(Strict):
+    """Per-peer overrides of a BGP session (keyed by the peer device's name)."""
+
+    remote_as: Asn | None = None
+    inbound_filter: FilterName | None = None
+
+
+class BgpSettings(Strict):
+    asn: Asn | None = None
+    router_id: IPv4Address | None = None
+    maximum_paths: StrictInt | None = Field(None, ge=1, le=1024)
+    inbound_filter: FilterName | None = None
+    neighbors: dict[Name, NeighborSettings] | None = None
+
+
+class FirmwareSettings(Strict):
+    bundle: Name | None = None
+
+
+class DeviceSettings(Strict):
+    """What a group or a single device may set; the same shape at every scope."""
+
+    mtu: dict[LinkClass, MtuLayers] | None = None
+    qos: QosSettings | None = None
+    bgp: BgpSettings | None = None
+    firmware: FirmwareSettings | None = None
+
+
+class BgpPlan(BgpSettings):
+    """Fleet-wide BGP: defaults plus the ASN and router-id plan."""
+
+    spine_asn: Asn | None = None
+    leaf_asns: dict[Name, Asn] = Field(default_factory=dict)
+    router_ids: dict[Name, IPv4Address] = Field(default_factory=dict)
+
+
+class Bundle(Strict):
+    """A validated set of component versions, valid only for the listed models."""
+
+    name: Name
+    models: tuple[Name, ...] = Field(min_length=1)
+    components: dict[Component, Version] = Field(min_length=1)
+
+
+class BlockedCombination(Strict):
+    """Known-bad: any device of these models whose bundle has all these versions."""
+
+    models: tuple[Name, ...] = ()
+    components: dict[Component, Version] = Field(min_length=1)
+    reason: str = Field(min_length=1, max_length=500)
+
+
+class FirmwareCatalog(FirmwareSettings):
+    bundles: tuple[Bundle, ...] = ()
+    blocked: tuple[BlockedCombination, ...] = ()
+
+
+class AddressOverride(Strict):
+    device: Name
+    port: PortName
+    address: IPv4Interface
+
+
+class Addressing(Strict):
+    """Point-to-point /31 per routed link, allocated from a pool per link class."""
+
+    pools: dict[LinkClass, IPv4Network] = Field(default_factory=dict)
+    loopbacks: IPv4Network | None = None
+    overrides: tuple[AddressOverride, ...] = ()
+
+
+class Selector(Strict):
+    """Which devices a group applies to: every given condition must hold."""
+
+    names: tuple[Glob, ...] | None = None
+    roles: tuple[Role, ...] | None = None
+    vendors: tuple[Name, ...] | None = None
+    models: tuple[Name, ...] | None = None
+    platforms: tuple[Platform, ...] | None = None
+    racks: tuple[Name, ...] | None = None
+    rails: tuple[StrictInt, ...] | None = None
+    labels: dict[Label, Label] | None = None
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Selector:
+        if all(getattr(self, name) is None for name in type(self).model_fields):
+            raise ValueError("an empty match would select every device; say so with names: ['*']")
+        return self
+
+
+class Group(Strict):
+    name: Name
+    match: Selector
+    set: DeviceSettings
+
+
+class IntentFile(Strict):
+    """Schema of one file under ``intent/``: any of these sections."""
+
+    mtu: dict[LinkClass, MtuLayers] | None = None
+    qos: QosSettings | None = None
+    bgp: BgpPlan | None = None
+    firmware: FirmwareCatalog | None = None
+    addressing: Addressing | None = None
+    groups: tuple[Group, ...] = ()
+    devices: dict[Name, DeviceSettings] = Field(default_factory=dict)
+
+
+class Waiver(Strict):
+    """An accepted violation: policy id + subject, with a reason and an expiry."""
+
+    policy: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    expires: date
+
+
+class WaiversFile(Strict):
+    waivers: tuple[Waiver, ...] = ()
+
+
+class Defaults(Strict):
+    link_speed_gbps: StrictInt = Field(400, gt=0, le=1600)
+
+
+class PlumbConfig(Strict):
+    """``plumb.yaml`` at the root of a fleet repo."""
+
+    fleet: Name
+    state_dir: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._/-]{1,200}$")] = ".plumb"
+    defaults: Defaults = Field(default_factory=Defaults)
+    description: str | None = Field(None, max_length=2000)
+
+    @field_validator("state_dir")
+    @classmethod
+    def _inside_repo(cls, value: str) -> str:
+        if value.startswith("/") or ".." in value.split("/"):
+            raise ValueError("state_dir must be a path inside the fleet repo")
+        return value
+
+
+__all__ = [
+    "Addressing",
+    "Asn",
+    "BgpPlan",
+    "BgpSettings",
+    "BlockedCombination",
+    "Bundle",
+    "DeviceSettings",
+    "DscpEntry",
+    "EcnQueue",
+    "FirmwareCatalog",
+    "Group",
+    "IntentFile",
+    "MtuLayers",
+    "PlumbConfig",
+    "QosSettings",
+    "Selector",
+    "Waiver",
+    "WaiversFile",
+]

@@ -1,0 +1,3 @@
+from plumb.cli import main
+
+main()

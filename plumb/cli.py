@@ -1,0 +1,157 @@
+"""The ``plumb`` command line (typer). Thin: parse arguments, call a stage, print, exit.
+
+Exit codes: 0 clean, 1 policy or plan says no, 2 bad input or usage. Bad input is
+always printed as ``file:line:col: message``; no command shows a traceback for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ci.formats import FORMATS
+from ci.outcome import ValidateOutcome
+from intent.fleet import Fleet, load_fleet
+from inventory.problems import InputError
+from plumb.schemas import FILE_KINDS, schema_for, write_schemas
+from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
+from policies.engine import BUILTIN, Policy, evaluate
+from policies.repo import load_repo_policies
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="GitOps fleet configuration reconciler with policy-as-code for AI GPU clusters.",
+    pretty_exceptions_enable=False,
+)
+
+PathArg = Annotated[Path, typer.Argument(help="Fleet repo (a directory with plumb.yaml).")]
+
+
+def _prefix_for(root: Path) -> str:
+    """Path of the fleet repo relative to the working directory, for CI annotations."""
+    try:
+        relative = root.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return ""
+    return "" if str(relative) == "." else f"{relative.as_posix()}/"
+
+
+def run_validation(root: Path, *, today: date, repo_policies: bool = True) -> ValidateOutcome:
+    """Load the fleet and evaluate every policy; bad input becomes problems, not raises."""
+    prefix = _prefix_for(root)
+    try:
+        fleet = load_fleet(root)
+        policies: list[Policy] = list(BUILTIN)
+        if repo_policies:
+            policies += load_repo_policies(fleet.root)
+    except InputError as exc:
+        return ValidateOutcome(root, None, tuple(exc.problems), None, prefix)
+    report = evaluate(fleet, policies, today=today)
+    return ValidateOutcome(root, fleet.config.fleet, (), report, prefix)
+
+
+def load_or_exit(root: Path) -> Fleet:
+    try:
+        return load_fleet(root)
+    except InputError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def validate(
+    path: PathArg = Path("."),
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="text | json | sarif | junit | github")
+    ] = "text",
+    output: Annotated[Path | None, typer.Option(help="Write the report here too.")] = None,
+    today: Annotated[str | None, typer.Option(help="Date for waiver expiry (YYYY-MM-DD).")] = None,
+    repo_policies: Annotated[bool, typer.Option(help="Load the repo's policies/*.py.")] = True,
+) -> None:
+    """Check a fleet repo by schema and by cross-object policy."""
+    if format not in FORMATS:
+        typer.echo(f"error: unknown format {format!r} (choose from {', '.join(FORMATS)})", err=True)
+        raise typer.Exit(2)
+    try:
+        when = date.fromisoformat(today) if today else date.today()
+    except ValueError:
+        typer.echo(f"error: --today {today!r} is not a date (YYYY-MM-DD)", err=True)
+        raise typer.Exit(2) from None
+    outcome = run_validation(path, today=when, repo_policies=repo_policies)
+    rendered = FORMATS[format](outcome)
+    if output is not None:
+        output.write_text(rendered)
+    stream = sys.stderr if format == "text" and outcome.problems else sys.stdout
+    stream.write(rendered)
+    raise typer.Exit(outcome.exit_code())
+
+
+@app.command()
+def schema(
+    out: Annotated[Path | None, typer.Option(help="Write <kind>.schema.json files here.")] = None,
+) -> None:
+    """JSON Schema for each file kind (plumb, inventory, intent, waivers)."""
+    if out is None:
+        typer.echo(json.dumps({kind: schema_for(kind) for kind in FILE_KINDS}, indent=2))
+        return
+    for path in write_schemas(out):
+        typer.echo(str(path))
+
+
+def main() -> None:
+    """Console entry point: run the app; turn stray errors into a message, never a traceback."""
+    try:
+        app()
+    except InputError as exc:
+        for problem in exc.problems:
+            sys.stderr.write(f"{problem}\n")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("PLUMB_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"plumb: internal error: {type(exc).__name__}: {exc}\n"
+            "(set PLUMB_DEBUG=1 to see the traceback)\n"
+        )
+        sys.exit(3)
+
+
+@app.command()
+def summary(path: PathArg = Path(".")) -> None:
+    """What the fleet repo declares: devices by role, GPUs, cables by class, gangs, bundles."""
+    from rich.console import Console
+    from rich.table import Table
+
+    fleet = load_or_exit(path)
+    roles: dict[str, int] = {}
+    for device in fleet.devices.values():
+        roles[device.role.value] = roles.get(device.role.value, 0) + 1
+    classes: dict[str, int] = {}
+    for link in fleet.links:
+        classes[link.link_class.value] = classes.get(link.link_class.value, 0) + 1
+    table = Table(title=f"fleet {fleet.config.fleet}", show_header=False)
+    table.add_row("racks", str(len(fleet.racks)))
+    for role, count in sorted(roles.items()):
+        table.add_row(f"devices: {role}", str(count))
+    table.add_row("GPUs", str(sum(d.gpus for d in fleet.devices.values())))
+    table.add_row("NICs", str(sum(len(d.nics) for d in fleet.devices.values())))
+    for cls, count in sorted(classes.items()):
+        table.add_row(f"links: {cls}", str(count))
+    for gang in fleet.gangs.values():
+        gpus = len(gang.nodes) * gang.gpus_per_node
+        table.add_row(f"gang {gang.name}", f"{len(gang.nodes)} nodes, {gpus} GPUs, "
+                                            f"{len(gang.dp_replicas)} DP replicas")
+    table.add_row("validated bundles", str(len(fleet.bundles)))
+    table.add_row("policies", str(len(BUILTIN)))
+    Console().print(table)

@@ -1,0 +1,244 @@
+"""BGP policies for an RFC 7938 eBGP fabric.
+
+All spines share one ASN, every leaf has its own, ASNs are private; every session's
+remote AS is the peer's ASN; maximum-paths covers every equal-cost path; every
+session filters inbound; router ids are unique; both ends of a routed link sit in
+the same /31.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from intent.fleet import Fleet
+from intent.sessions import BGP_ROLES, all_sessions
+from intent.settings import Sourced
+from inventory.models import Role
+from policies.engine import Finding, policy
+from policies.views import where
+
+PRIVATE_16 = range(64512, 65535)
+PRIVATE_32 = range(4_200_000_000, 4_294_967_295)
+
+
+def _asns(fleet: Fleet, role: Role) -> dict[str, Sourced[Any]]:
+    out: dict[str, Sourced[Any]] = {}
+    for device in fleet.of_role(role):
+        asn = fleet.intent[device.name].get("bgp", "asn")
+        if asn is not None and asn.value is not None:
+            out[device.name] = asn
+    return out
+
+
+@policy(
+    "bgp.asn-defined",
+    title="Every leaf and spine has an ASN",
+    rationale="A switch without an ASN cannot form its sessions; its uplinks carry nothing.",
+    remediation="Add the leaf to bgp.leaf_asns, or set bgp.spine_asn for spines.",
+)
+def asn_defined(fleet: Fleet) -> Iterator[Finding]:
+    for role in BGP_ROLES:
+        have = _asns(fleet, role)
+        for device in fleet.of_role(role):
+            if device.name not in have:
+                yield Finding(
+                    device.name,
+                    f"{role.value} {device.name} has no bgp.asn",
+                    (fleet.where.devices[device.name],),
+                    (device.name,),
+                )
+
+
+@policy(
+    "bgp.spine-asn-shared",
+    title="All spines share one ASN",
+    rationale="RFC 7938: a shared spine ASN makes AS-path loop prevention stop leaf-spine-leaf "
+    "valleys; a spine with its own ASN becomes a transit path.",
+    remediation="Remove per-spine ASN overrides; set bgp.spine_asn once.",
+)
+def spine_asn_shared(fleet: Fleet) -> Iterator[Finding]:
+    asns = _asns(fleet, Role.spine)
+    common, _ = Counter(a.value for a in asns.values()).most_common(1)[0] if asns else (None, 0)
+    for name, asn in sorted(asns.items()):
+        if asn.value != common:
+            yield Finding(
+                name,
+                f"spine {name} has ASN {asn.value}, the other spines {common}",
+                where(asn),
+                (name,),
+            )
+
+
+@policy(
+    "bgp.leaf-asn-unique",
+    title="Every leaf has a unique ASN, different from the spines'",
+    rationale="Two leaves with one ASN drop each other's routes (AS-path loop detection).",
+    remediation="Give each leaf its own private ASN in bgp.leaf_asns.",
+)
+def leaf_asn_unique(fleet: Fleet) -> Iterator[Finding]:
+    spine_asns = {a.value for a in _asns(fleet, Role.spine).values()}
+    first: dict[int, tuple[str, Sourced[Any]]] = {}
+    for name, asn in sorted(_asns(fleet, Role.leaf).items()):
+        if asn.value in spine_asns:
+            yield Finding(name, f"leaf {name} uses the spine ASN {asn.value}", where(asn), (name,))
+        elif asn.value in first:
+            other, other_asn = first[asn.value]
+            yield Finding(
+                name,
+                f"leaf {name} and leaf {other} share ASN {asn.value}",
+                where(asn, other_asn),
+                (name, other),
+            )
+        else:
+            first[asn.value] = (name, asn)
+
+
+@policy(
+    "bgp.asn-private",
+    title="Fabric ASNs are private (64512-65534 or 4200000000-4294967294)",
+    rationale="Public ASNs inside the fabric leak into, or collide with, real Internet routing.",
+    remediation="Renumber into the private ranges.",
+)
+def asn_private(fleet: Fleet) -> Iterator[Finding]:
+    for role in BGP_ROLES:
+        for name, asn in sorted(_asns(fleet, role).items()):
+            if asn.value not in PRIVATE_16 and asn.value not in PRIVATE_32:
+                yield Finding(name, f"{name} ASN {asn.value} is not private", where(asn), (name,))
+
+
+@policy(
+    "bgp.remote-as-match",
+    title="Every session's remote-as equals the peer's own ASN",
+    rationale="A wrong remote-as keeps the session down on that link; the fabric loses "
+    "one ECMP path silently.",
+    remediation="Remove the bgp.neighbors.<peer>.remote_as override or fix the peer's ASN.",
+)
+def remote_as_match(fleet: Fleet) -> Iterator[Finding]:
+    for session in all_sessions(fleet):
+        peer_asn = fleet.intent[session.peer].get("bgp", "asn")
+        if session.remote_as is None or peer_asn is None:
+            continue
+        if session.remote_as.value != peer_asn.value:
+            yield Finding(
+                f"{session.device}:{session.port}",
+                f"{session.device} -> {session.peer}: remote-as {session.remote_as.value}, "
+                f"but {session.peer} is AS {peer_asn.value}",
+                where(session.remote_as, peer_asn),
+                (session.device, session.peer),
+            )
+
+
+@policy(
+    "bgp.maximum-paths",
+    title="maximum-paths covers every equal-cost path",
+    rationale="A leaf with 32 uplinks and maximum-paths 8 installs 8 paths: a quarter of the "
+    "uplink bandwidth carries all the traffic.",
+    remediation="Set bgp.maximum_paths to at least the number of equal-cost uplinks.",
+)
+def maximum_paths(fleet: Fleet) -> Iterator[Finding]:
+    for role in BGP_ROLES:
+        for device in fleet.of_role(role):
+            per_peer: Counter[str] = Counter()
+            for pl in fleet.cabling.ports(device.name):
+                if fleet.devices[pl.peer.device].role in BGP_ROLES:
+                    per_peer[pl.peer.device] += 1
+            if not per_peer:
+                continue
+            # leaf: every uplink reaches every remote prefix; spine: the links to one leaf.
+            need = sum(per_peer.values()) if role is Role.leaf else max(per_peer.values())
+            setting = fleet.intent[device.name].get("bgp", "maximum_paths")
+            have = setting.value if setting is not None and setting.value is not None else 1
+            if have < need:
+                yield Finding(
+                    device.name,
+                    f"{device.name}: maximum-paths {have} < {need} equal-cost paths",
+                    where(setting) or (fleet.where.devices[device.name],),
+                    (device.name,),
+                )
+
+
+@policy(
+    "bgp.inbound-filter",
+    title="Every eBGP session has an inbound filter",
+    rationale="Without an inbound filter one misconfigured peer can announce a default or a "
+    "host route and pull the fabric's traffic.",
+    remediation="Set bgp.inbound_filter (fleet-wide) and do not null it per neighbor.",
+)
+def inbound_filter(fleet: Fleet) -> Iterator[Finding]:
+    for session in all_sessions(fleet):
+        if session.inbound_filter is None or not session.inbound_filter.value:
+            yield Finding(
+                f"{session.device}:{session.port}",
+                f"{session.device} -> {session.peer} ({session.port}) has no inbound filter",
+                where(session.inbound_filter) or (fleet.where.devices[session.device],),
+                (session.device,),
+            )
+
+
+@policy(
+    "bgp.router-id-unique",
+    title="Every BGP switch has a router id, and no two share one",
+    rationale="Duplicate router ids make peers reject updates as their own or flap sessions.",
+    remediation="Set addressing.loopbacks or give each switch its own bgp.router_ids entry.",
+)
+def router_id_unique(fleet: Fleet) -> Iterator[Finding]:
+    seen: dict[Any, tuple[str, Sourced[Any]]] = {}
+    for role in BGP_ROLES:
+        for device in fleet.of_role(role):
+            rid = fleet.addresses.router_ids.get(device.name)
+            if rid is None:
+                yield Finding(
+                    device.name,
+                    f"{device.name} has no router id",
+                    (fleet.where.devices[device.name],),
+                    (device.name,),
+                )
+            elif rid.value in seen:
+                other, other_rid = seen[rid.value]
+                yield Finding(
+                    device.name,
+                    f"{device.name} and {other} share router id {rid.value}",
+                    where(rid, other_rid),
+                    (device.name, other),
+                )
+            else:
+                seen[rid.value] = (device.name, rid)
+
+
+@policy(
+    "bgp.p2p-31",
+    title="Both ends of every routed link are in the same /31",
+    rationale="Routed to the host: each link is its own /31; ends in different subnets never "
+    "come up, and a regular plan is what makes validation automatic.",
+    remediation="Fix or remove the addressing.overrides entry for that port.",
+)
+def p2p_31(fleet: Fleet) -> Iterator[Finding]:
+    for index, link in enumerate(fleet.links):
+        a = fleet.addresses.address(link.a, link.a_port)
+        b = fleet.addresses.address(link.b, link.b_port)
+        if a is None and b is None:
+            continue
+        subject = f"{link.a}:{link.a_port}"
+        if a is None or b is None:
+            missing = f"{link.a}:{link.a_port}" if a is None else f"{link.b}:{link.b_port}"
+            yield Finding(
+                subject,
+                f"{missing} has no address but its peer does",
+                (*where(a, b), fleet.where.links[index]),
+                (subject,),
+            )
+        elif (
+            a.value.network.prefixlen != 31
+            or b.value.network.prefixlen != 31
+            or a.value.network != b.value.network
+            or a.value.ip == b.value.ip
+        ):
+            yield Finding(
+                subject,
+                f"{link.a}:{link.a_port} {a.value} and {link.b}:{link.b_port} "
+                f"{b.value} are not the two ends of one /31",
+                (*where(a, b), fleet.where.links[index]),
+                (subject,),
+            )

@@ -1,0 +1,130 @@
+"""MTU policies: the three layers (switch port, host netdev, RDMA path) must agree.
+
+A mismatch blackholes large frames while BGP stays up, and one probe tests only one
+ECMP path, so these are checked on every cabled port, not sampled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from intent.fleet import Fleet
+from inventory.models import Role
+from policies.engine import Finding, policy
+from policies.views import ETHERNET_OVERHEAD, RDMA_OVERHEAD, VERBS_MTUS, where
+
+
+@policy(
+    "mtu.defined",
+    title="Every cabled port has an MTU for its link class",
+    rationale="A port whose MTU is not declared keeps whatever the device had, which is "
+    "how one path in N ends up at 1500 while the rest run jumbo frames.",
+    remediation="Add the link class and layer to intent/mtu.yaml (or a group override).",
+)
+def mtu_defined(fleet: Fleet) -> Iterator[Finding]:
+    for name, device in fleet.devices.items():
+        layer = "host" if device.role is Role.gpu_node else "switch_port"
+        intent = fleet.intent[name]
+        missing = sorted(
+            {
+                pl.link_class.value
+                for pl in fleet.cabling.ports(name)
+                if intent.value("mtu", pl.link_class.value, layer) is None
+            }
+        )
+        for link_class in missing:
+            yield Finding(
+                name,
+                f"no {layer} MTU for link class {link_class} on {name}",
+                (fleet.where.devices[name],),
+                (name,),
+            )
+
+
+@policy(
+    "mtu.host-fits-port",
+    title="host_mtu + 22 <= port_mtu of the cabled switch port",
+    rationale="A host frame is its MTU plus 14 B Ethernet header, 4 B 802.1Q tag and 4 B FCS; "
+    "if that exceeds the switch port MTU the switch drops it silently.",
+    remediation="Lower the host MTU or raise the switch port MTU of that link class.",
+)
+def host_fits_port(fleet: Fleet) -> Iterator[Finding]:
+    for name in (d.name for d in fleet.devices.values() if d.role is Role.gpu_node):
+        intent = fleet.intent[name]
+        for pl in fleet.cabling.ports(name):
+            cls = pl.link_class.value
+            host = intent.get("mtu", cls, "host")
+            port = fleet.intent[pl.peer.device].get("mtu", cls, "switch_port")
+            if host is None or port is None or host.value is None or port.value is None:
+                continue
+            if host.value + ETHERNET_OVERHEAD > port.value:
+                yield Finding(
+                    f"{pl.local}",
+                    f"{pl.local} host MTU {host.value} + {ETHERNET_OVERHEAD} > {port.value}, "
+                    f"the MTU of switch port {pl.peer} ({cls})",
+                    where(host, port),
+                    (str(pl.local), str(pl.peer)),
+                )
+
+
+@policy(
+    "mtu.rdma-fits-host",
+    title="rdma_mtu + 64 <= host_mtu, and rdma_mtu is a verbs MTU",
+    rationale="RoCEv2 carries the RDMA payload inside the host frame with its own headers; "
+    "verbs only accept 256, 512, 1024, 2048 or 4096.",
+    remediation="Use RDMA path MTU 4096 with a host MTU of at least 4160 (ORION: 9000).",
+)
+def rdma_fits_host(fleet: Fleet) -> Iterator[Finding]:
+    for name in (d.name for d in fleet.devices.values() if d.role is Role.gpu_node):
+        intent = fleet.intent[name]
+        classes = sorted({pl.link_class.value for pl in fleet.cabling.ports(name)})
+        for cls in classes:
+            rdma = intent.get("mtu", cls, "rdma")
+            if rdma is None or rdma.value is None:
+                continue
+            if rdma.value not in VERBS_MTUS:
+                yield Finding(
+                    name,
+                    f"mtu.{cls}.rdma: {rdma.value} is not a verbs MTU "
+                    f"({', '.join(map(str, VERBS_MTUS))})",
+                    where(rdma),
+                    (name,),
+                )
+                continue
+            host = intent.get("mtu", cls, "host")
+            if (
+                host is not None
+                and host.value is not None
+                and rdma.value + RDMA_OVERHEAD > host.value
+            ):
+                yield Finding(
+                    name,
+                    f"mtu.{cls}.rdma: {rdma.value} + {RDMA_OVERHEAD} > {host.value} (host MTU)",
+                    where(rdma, host),
+                    (name,),
+                )
+
+
+@policy(
+    "mtu.fabric-ends-equal",
+    title="Both ends of every switch-to-switch link have the same MTU",
+    rationale="Unequal ends drop the larger frames in one direction only: BGP stays up "
+    "and traffic on that ECMP path blackholes.",
+    remediation="Set the same switch_port MTU for the link class on both switches.",
+)
+def fabric_ends_equal(fleet: Fleet) -> Iterator[Finding]:
+    for index, link in enumerate(fleet.links):
+        a, b = fleet.devices.get(link.a), fleet.devices.get(link.b)
+        if a is None or b is None or not (a.role.is_switch and b.role.is_switch):
+            continue
+        cls = link.link_class.value
+        mtu_a = fleet.intent[link.a].get("mtu", cls, "switch_port")
+        mtu_b = fleet.intent[link.b].get("mtu", cls, "switch_port")
+        if mtu_a is None or mtu_b is None or mtu_a.value == mtu_b.value:
+            continue
+        yield Finding(
+            f"{link.a}:{link.a_port}",
+            f"{link.a}:{link.a_port} MTU {mtu_a.value} != {link.b}:{link.b_port} MTU {mtu_b.value}",
+            (*where(mtu_a, mtu_b), fleet.where.links[index]),
+            (f"{link.a}:{link.a_port}", f"{link.b}:{link.b_port}"),
+        )

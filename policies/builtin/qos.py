@@ -1,0 +1,237 @@
+"""RoCEv2 lossless-class policies: PFC, DSCP map, ECN thresholds, PFC headroom.
+
+PFC must pause exactly the RoCE priority on every port of the lossless path and on
+every host NIC; one extra or missing priority is a defect (head-of-line blocking,
+storms, deadlock or loss). ECN must mark before PFC fires (Kmin below Xoff), and each
+lossless port needs headroom for the bytes in flight while a pause takes effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from intent.fleet import Fleet
+from policies.engine import Finding, policy
+from policies.views import (
+    DEFAULT_PFC_FRAME,
+    is_lossless,
+    link_speed_gbps,
+    required_headroom_bytes,
+    where,
+)
+
+
+def _on_lossless_path(fleet: Fleet) -> Iterator[str]:
+    """Devices with at least one port of a lossless link class."""
+    for name in fleet.devices:
+        if any(is_lossless(fleet, name, pl) for pl in fleet.cabling.ports(name)):
+            yield name
+
+
+@policy(
+    "qos.pfc-exactly-roce",
+    title="PFC is enabled on exactly the RoCE priority",
+    rationale="An extra no-drop priority steals headroom and spreads pauses to other traffic; "
+    "a missing one makes RoCE lossy and go-back-N collapses throughput.",
+    remediation="Set qos.pfc_priorities to [qos.roce_priority] for the device or its group.",
+)
+def pfc_exactly_roce(fleet: Fleet) -> Iterator[Finding]:
+    for name in _on_lossless_path(fleet):
+        intent = fleet.intent[name]
+        roce = intent.get("qos", "roce_priority")
+        pfc = intent.get("qos", "pfc_priorities")
+        if roce is None or roce.value is None:
+            yield Finding(
+                name,
+                f"{name} is on the lossless path but has no qos.roce_priority",
+                (fleet.where.devices[name],),
+                (name,),
+            )
+            continue
+        enabled = tuple(sorted(pfc.value)) if pfc is not None and pfc.value is not None else ()
+        if enabled != (roce.value,):
+            yield Finding(
+                name,
+                f"{name}: PFC on priorities {list(enabled)}, RoCE priority is "
+                f"{roce.value}: PFC must be exactly [{roce.value}]",
+                where(pfc, roce),
+                (name,),
+            )
+
+
+@policy(
+    "qos.lossless-path-agrees",
+    title="Both ends of every lossless link use the same RoCE priority, PFC set and DSCP map",
+    rationale="A pause on priority 3 means nothing to a peer that queues RoCE on 4, and a "
+    "host marking DSCP 26 into a switch that maps 26 elsewhere loses the lossless class.",
+    remediation="Change the QoS profile on both ends together (a fleet-wide or group value).",
+)
+def lossless_path_agrees(fleet: Fleet) -> Iterator[Finding]:
+    reported: set[tuple[str, str, str]] = set()
+    for index, link in enumerate(fleet.links):
+        ends = (link.a, link.b)
+        if not all(d in fleet.intent for d in ends):
+            continue
+        pl = fleet.cabling.at(link.a, link.a_port)
+        if pl is None or not is_lossless(fleet, link.a, pl):
+            continue
+        for field in ("roce_priority", "pfc_priorities", "dscp_map"):
+            va = fleet.intent[link.a].get("qos", field)
+            vb = fleet.intent[link.b].get("qos", field)
+            value_a = None if va is None else va.value
+            value_b = None if vb is None else vb.value
+            if value_a == value_b or (link.a, link.b, field) in reported:
+                continue
+            reported.add((link.a, link.b, field))
+            yield Finding(
+                f"{link.a}:{link.a_port}",
+                f"qos.{field} differs across {link.a}:{link.a_port} <-> {link.b}:{link.b_port}: "
+                f"{_show(value_a)} vs {_show(value_b)}",
+                (*where(va, vb), fleet.where.links[index]),
+                (link.a, link.b),
+            )
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple) and value and hasattr(value[0], "dscp"):
+        return "{" + ", ".join(f"{e.dscp}->{e.priority}" for e in value) + "}"
+    return str(list(value) if isinstance(value, tuple) else value)
+
+
+@policy(
+    "qos.dscp-roce-mapped",
+    title="The DSCP map sends RoCE and CNP traffic to their own priorities",
+    rationale="DSCP selects the lossless class: if no DSCP maps to the RoCE priority, RoCE "
+    "rides a lossy queue; CNPs on the RoCE priority get paused with the data they regulate.",
+    remediation="Map the RoCE DSCP (26) to qos.roce_priority and the CNP DSCP (48) to "
+    "qos.cnp_priority, and keep the two priorities different.",
+)
+def dscp_roce_mapped(fleet: Fleet) -> Iterator[Finding]:
+    for name in _on_lossless_path(fleet):
+        intent = fleet.intent[name]
+        roce, cnp = intent.get("qos", "roce_priority"), intent.get("qos", "cnp_priority")
+        dscp_map = intent.get("qos", "dscp_map")
+        priorities = {e.priority for e in (dscp_map.value or ())} if dscp_map else set()
+        if roce is not None and roce.value is not None and roce.value not in priorities:
+            yield Finding(
+                name,
+                f"{name}: no DSCP maps to the RoCE priority {roce.value}",
+                where(dscp_map, roce),
+                (name,),
+            )
+        if cnp is not None and roce is not None and cnp.value == roce.value:
+            yield Finding(
+                name,
+                f"{name}: CNP priority {cnp.value} equals the RoCE priority",
+                where(cnp, roce),
+                (name,),
+            )
+
+
+@policy(
+    "qos.ecn-order",
+    title="ECN Kmin < Kmax and Kmin < PFC Xoff on the RoCE queue",
+    rationale="DCQCN must mark before PFC fires; if Kmin sits above Xoff, incast shows "
+    "only sporadic marks and a storm of pauses.",
+    remediation="Anchor Kmin on the bandwidth-delay product (~200 KB same-rail) below Xoff.",
+)
+def ecn_order(fleet: Fleet) -> Iterator[Finding]:
+    for name in _on_lossless_path(fleet):
+        intent = fleet.intent[name]
+        ecn, xoff = intent.get("qos", "ecn"), intent.get("qos", "pfc_xoff_kb")
+        roce = intent.value("qos", "roce_priority")
+        queues = ecn.value if ecn is not None and ecn.value is not None else ()
+        if (
+            roce is not None
+            and fleet.devices[name].role.is_switch
+            and all(q.priority != roce for q in queues)
+        ):
+            yield Finding(
+                name,
+                f"{name}: no ECN thresholds on the RoCE queue {roce}",
+                where(ecn) or (fleet.where.devices[name],),
+                (name,),
+            )
+        for queue in queues:
+            if queue.kmin_kb >= queue.kmax_kb:
+                yield Finding(
+                    name,
+                    f"{name} queue {queue.priority}: kmin {queue.kmin_kb} KB >= "
+                    f"kmax {queue.kmax_kb} KB",
+                    where(ecn),
+                    (name,),
+                )
+            if xoff is not None and xoff.value is not None and queue.kmin_kb >= xoff.value:
+                yield Finding(
+                    name,
+                    f"{name} queue {queue.priority}: kmin {queue.kmin_kb} KB >= "
+                    f"PFC xoff {xoff.value} KB: ECN would mark after PFC fires",
+                    where(ecn, xoff),
+                    (name,),
+                )
+
+
+@policy(
+    "qos.headroom-port",
+    title="PFC headroom per lossless port covers 2*MTU + 2*r*L/v + r*t_resp + PFC frame",
+    rationale="After a pause is sent, bytes already on the wire and in the peer's pipeline "
+    "keep arriving; without headroom for them the lossless class drops.",
+    remediation="Raise qos.pfc_headroom_kb (or shorten the cable); the message gives the need.",
+)
+def headroom_port(fleet: Fleet) -> Iterator[Finding]:
+    for name, device in fleet.devices.items():
+        if not device.role.is_switch:
+            continue
+        intent = fleet.intent[name]
+        headroom = intent.get("qos", "pfc_headroom_kb")
+        response = intent.value("qos", "peer_response_ns", default=0)
+        frame = intent.value("qos", "pfc_frame_bytes", default=DEFAULT_PFC_FRAME)
+        for pl in fleet.cabling.ports(name):
+            if not is_lossless(fleet, name, pl):
+                continue
+            mtu = intent.get("mtu", pl.link_class.value, "switch_port")
+            if mtu is None or mtu.value is None:
+                continue
+            speed = link_speed_gbps(fleet, pl.link)
+            need = required_headroom_bytes(mtu.value, speed, pl.link.length_m, response, frame)
+            have = (headroom.value if headroom and headroom.value else 0) * 1024
+            if have < need:
+                yield Finding(
+                    f"{pl.local}",
+                    f"{pl.local}: headroom {have / 1024:.0f} KB < needed {need / 1024:.1f} KB "
+                    f"({speed} Gb/s, {pl.link.length_m} m, MTU {mtu.value})",
+                    (*where(headroom, mtu), fleet.where.links[pl.index]),
+                    (str(pl.local),),
+                )
+
+
+@policy(
+    "qos.headroom-buffer",
+    title="Total PFC headroom of a switch fits its buffer",
+    rationale="Headroom is reserved per port and per lossless priority; the static worst case "
+    "(ORION: ~6.8 MB per leaf) must fit the shared buffer, and doubles per extra priority.",
+    remediation="Remove extra lossless priorities, or lower per-port headroom where cables "
+    "are short.",
+)
+def headroom_buffer(fleet: Fleet) -> Iterator[Finding]:
+    for name, device in fleet.devices.items():
+        if not device.role.is_switch:
+            continue
+        intent = fleet.intent[name]
+        buffer, headroom = (
+            intent.get("qos", "switch_buffer_kb"),
+            intent.get("qos", "pfc_headroom_kb"),
+        )
+        if buffer is None or buffer.value is None or headroom is None or headroom.value is None:
+            continue
+        priorities = len(intent.value("qos", "pfc_priorities", default=()) or ())
+        ports = sum(1 for pl in fleet.cabling.ports(name) if is_lossless(fleet, name, pl))
+        total = ports * priorities * headroom.value
+        if total > buffer.value:
+            yield Finding(
+                name,
+                f"{name}: {ports} ports x {priorities} priorities x "
+                f"{headroom.value} KB = {total} KB > buffer {buffer.value} KB",
+                where(headroom, buffer),
+                (name,),
+            )

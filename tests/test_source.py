@@ -1,0 +1,131 @@
+"""The located YAML loader: values keep file:line:col, and hostile input is refused
+with a clear, located error in bounded time and memory."""
+
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inventory.problems import InputError
+from inventory.source import MAX_FILE_BYTES, load_document, parse_text, resolve_plain
+
+
+def _error(raw: bytes, path: str = "f.yaml") -> str:
+    with pytest.raises(InputError) as caught:
+        parse_text(path, raw)
+    return str(caught.value)
+
+
+def test_locations_point_at_values_and_keys() -> None:
+    """Every value and key reports its 1-based line and column."""
+    doc = parse_text("x.yaml", b"a:\n  b: [1, 2]\n  c: {d: hello}\n")
+    assert str(doc.where("a", "b", 1)) == "x.yaml:2:10"
+    assert str(doc.where("a", "c", "d")) == "x.yaml:3:10"
+    assert str(doc.key_where("a", "c")) == "x.yaml:3:3"
+    assert str(doc.where("a", "missing")) == "x.yaml:2:3"
+
+
+def test_yaml_12_core_schema_keeps_norway_a_string() -> None:
+    """Plain scalars resolve by YAML 1.2: yes/on/no stay strings, versions stay strings."""
+    doc = parse_text("x.yaml", b"a: [yes, no, on, true, 012, 0x1F, 1.5, 4.32.2F, ~, '12']\n")
+    assert doc.data["a"] == ["yes", "no", "on", True, 12, 31, 1.5, "4.32.2F", None, "12"]
+
+
+@given(st.integers(min_value=-(10**12), max_value=10**12))
+def test_integers_round_trip(value: int) -> None:
+    """Any decimal integer written plainly reads back as that integer."""
+    assert resolve_plain(str(value)) == value
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40))
+def test_quoted_strings_stay_strings(text: str) -> None:
+    """A double-quoted scalar is always the exact string, whatever it contains."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(c if c.isprintable() else f"\\U{ord(c):08x}" for c in escaped)
+    assert parse_text("q.yaml", f'k: "{escaped}"\n'.encode()).data["k"] == text
+
+
+def test_duplicate_keys_name_both_lines() -> None:
+    """A key given twice is an error at the second, naming the first line."""
+    message = _error(b"mtu: 1\nqos: 2\nmtu: 3\n")
+    assert "f.yaml:3:1: duplicate key 'mtu' (first defined at line 1)" in message
+
+
+def test_syntax_error_has_a_location() -> None:
+    """Broken YAML reports the line and column the parser stopped at."""
+    message = _error(b"a: [1, 2\nb: 3\n")
+    assert message.startswith("f.yaml:") and "YAML syntax" in message
+
+
+def test_billion_laughs_is_refused_quickly() -> None:
+    """An alias bomb stops at the expansion limit in well under a second."""
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        refs = ",".join([f"*a{i - 1}"] * 9)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    start = time.perf_counter()
+    message = _error(("\n".join(lines) + "\n").encode())
+    assert time.perf_counter() - start < 1.0
+    assert "alias bomb" in message
+
+
+def test_non_utf8_bytes_are_located() -> None:
+    """Invalid UTF-8 is reported at its line and column with the offending byte."""
+    message = _error(b"a: 1\nb: caf\xe9\n")
+    assert "f.yaml:2:7: not UTF-8: byte 0xe9" in message
+
+
+def test_python_tags_are_refused() -> None:
+    """Explicit non-standard tags (object constructors) are refused, not executed."""
+    message = _error(b"a: !!python/object/apply:os.system ['true']\n")
+    assert "tag tag:yaml.org,2002:python/object/apply:os.system is not allowed" in message
+
+
+def test_multiple_documents_are_refused() -> None:
+    """One file holds one document."""
+    assert "more than one YAML document" in _error(b"a: 1\n---\nb: 2\n")
+
+
+def test_deep_nesting_is_refused() -> None:
+    """Nesting beyond the depth limit is an error, not a recursion crash."""
+    assert "nesting deeper than" in _error(b"a: " + b"[" * 200 + b"]" * 200 + b"\n")
+
+
+def test_empty_file_reads_as_nothing() -> None:
+    """An empty file has no data; the schema layer turns that into 'file is empty'."""
+    assert parse_text("e.yaml", b"").data is None
+    assert parse_text("e.yaml", b"# only a comment\n").data is None
+
+
+def test_oversize_file_is_refused_before_reading(tmp_path: Path) -> None:
+    """A 50 MB file is refused by size, in bounded time and memory."""
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as out:
+        out.truncate(50 * 1024 * 1024)
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(InputError) as caught:
+        load_document(tmp_path, Path("big.yaml"))
+    elapsed = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert f"the limit is {MAX_FILE_BYTES:,}" in str(caught.value)
+    assert elapsed < 1.0 and peak < 5 * 1024 * 1024
+
+
+def test_symlink_outside_the_repo_is_refused(tmp_path: Path) -> None:
+    """A symlink that leaves the fleet repo is refused with the target named."""
+    outside = tmp_path / "secret.yaml"
+    outside.write_text("a: 1\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    os.symlink(outside, repo / "link.yaml")
+    with pytest.raises(InputError) as caught:
+        load_document(repo, Path("link.yaml"))
+    assert "link.yaml:1:1: points outside the fleet repo" in str(caught.value)
