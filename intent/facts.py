@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 from intent.models import Addressing
-from intent.settings import DeviceIntent, Sourced
+from intent.settings import DEVICE, DeviceIntent, Sourced
 from inventory.index import CablingIndex, Endpoint, port_sort_key
 from inventory.models import Device, LinkClass
 from inventory.problems import Location, Problem
@@ -103,7 +103,7 @@ def plan_addresses(
                 plan.problems.append(Problem(where, f"{end} is already overridden at {seen[end]}"))
             else:
                 seen[end] = where
-                plan.addresses[end] = Sourced(override.address, where)
+                plan.addresses[end] = Sourced(override.address, where, scope=DEVICE)
     _plan_router_ids(plan, devices, intent, loopbacks)
     return plan
 

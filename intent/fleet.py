@@ -82,8 +82,19 @@ def _yaml_files(root: Path, folder: str) -> list[Path]:
     base = root / folder
     if not base.is_dir():
         return []
-    found = [p for p in base.rglob("*") if p.suffix in (".yaml", ".yml")]
+    # rglob does not descend into symlinked directories; list one that leaves the repo
+    # so that loading it reports "points outside the fleet repo" instead of skipping it.
+    found = [
+        p for p in base.rglob("*") if p.suffix in (".yaml", ".yml") or _dir_link_leaving(root, p)
+    ]
     return sorted(p.relative_to(root) for p in found)
+
+
+def _dir_link_leaving(root: Path, path: Path) -> bool:
+    if not (path.is_symlink() and path.is_dir()):
+        return False
+    target = path.resolve()
+    return target != root and root not in target.parents
 
 
 class _Loader:
@@ -261,13 +272,18 @@ def _resolve_all(
     reported: set[Any] = set()
     intent = {name: resolver.resolve(device, reported) for name, device in devices.items()}
     loader.problems.extend(resolver.problems)
+    # One problem per line naming an unknown bundle, not one per device it selects.
+    unknown: dict[tuple[Location, str], list[str]] = {}
     for name, device_intent in intent.items():
         bundle = device_intent.get("firmware", "bundle")
         if bundle is not None and bundle.value is not None and bundle.value not in bundles:
-            loader.problems.append(
-                Problem(
-                    bundle.origin,
-                    f"{name}: no bundle {bundle.value!r} (known: {', '.join(sorted(bundles))})",
-                )
+            unknown.setdefault((bundle.origin, bundle.value), []).append(name)
+    for (origin, value), names in unknown.items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        loader.problems.append(
+            Problem(
+                origin,
+                f"no bundle {value!r} (known: {', '.join(sorted(bundles))}); used by {shown}",
             )
+        )
     return intent

@@ -200,6 +200,29 @@ class WaiversFile(Strict):
     waivers: tuple[Waiver, ...] = ()
 
 
+SettingGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]/._:-]{1,200}$")]
+
+
+class ExternalOwner(Strict):
+    """Fields another system writes: plumb observes and reports them, never writes them."""
+
+    owner: Name
+    paths: tuple[SettingGlob, ...] = Field(min_length=1)
+    devices: tuple[Glob, ...] = ("*",)
+
+
+class DriverRule(Strict):
+    """Which driver reaches which devices; the first matching rule wins."""
+
+    driver: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+    platforms: tuple[Platform, ...] | None = None
+    roles: tuple[Role, ...] | None = None
+    port: StrictInt | None = Field(None, ge=1, le=65535)
+    options: dict[
+        Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")], str | StrictInt | bool
+    ] = Field(default_factory=dict)
+
+
 class Defaults(Strict):
     link_speed_gbps: StrictInt = Field(400, gt=0, le=1600)
 
@@ -211,6 +234,8 @@ class PlumbConfig(Strict):
     state_dir: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._/-]{1,200}$")] = ".plumb"
     defaults: Defaults = Field(default_factory=Defaults)
     description: str | None = Field(None, max_length=2000)
+    ownership: tuple[ExternalOwner, ...] = ()
+    drivers: tuple[DriverRule, ...] = ()
 
     @field_validator("state_dir")
     @classmethod

@@ -38,6 +38,7 @@ from inventory.problems import InputError, Location, Problem
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_ALIAS_EXPANSION = 100_000
+MAX_INT_BITS = 4096
 
 Scalar = str | int | float | bool | None
 Key = str | int
@@ -190,6 +191,20 @@ class _Builder:
         return result
 
     def scalar(self, event: ScalarEvent) -> Scalar:
+        # Python refuses to print (and int() to parse) integers past a few thousand
+        # digits; refuse them here so no later message can fail on one.
+        try:
+            value = self._resolve(event)
+        except ValueError:
+            value = None
+            oversize = True
+        else:
+            oversize = isinstance(value, int) and value.bit_length() > MAX_INT_BITS
+        if oversize:
+            raise self.fail(event, f"integer is too large (more than {MAX_INT_BITS} bits)")
+        return value
+
+    def _resolve(self, event: ScalarEvent) -> Scalar:
         text: str = event.value
         tag = event.tag
         if tag == "tag:yaml.org,2002:str" or (not event.implicit[0] and tag is None):

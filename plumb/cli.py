@@ -17,21 +17,13 @@ import typer
 
 from ci.formats import FORMATS
 from ci.outcome import ValidateOutcome
-from intent.fleet import Fleet, load_fleet
+from intent.fleet import load_fleet
 from inventory.problems import InputError
+from plumb.app import PathArg, app, load_or_exit
 from plumb.schemas import FILE_KINDS, schema_for, write_schemas
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, Policy, evaluate
 from policies.repo import load_repo_policies
-
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="GitOps fleet configuration reconciler with policy-as-code for AI GPU clusters.",
-    pretty_exceptions_enable=False,
-)
-
-PathArg = Annotated[Path, typer.Argument(help="Fleet repo (a directory with plumb.yaml).")]
 
 
 def _prefix_for(root: Path) -> str:
@@ -57,15 +49,6 @@ def run_validation(root: Path, *, today: date, repo_policies: bool = True) -> Va
     return ValidateOutcome(root, fleet.config.fleet, (), report, prefix)
 
 
-def load_or_exit(root: Path) -> Fleet:
-    try:
-        return load_fleet(root)
-    except InputError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
-        raise typer.Exit(2) from None
-
-
 @app.command()
 def validate(
     path: PathArg = Path("."),
@@ -88,7 +71,11 @@ def validate(
     outcome = run_validation(path, today=when, repo_policies=repo_policies)
     rendered = FORMATS[format](outcome)
     if output is not None:
-        output.write_text(rendered)
+        try:
+            output.write_text(rendered)
+        except OSError as exc:
+            typer.echo(f"error: cannot write --output {output}: {exc.strerror or exc}", err=True)
+            raise typer.Exit(2) from None
     stream = sys.stderr if format == "text" and outcome.problems else sys.stdout
     stream.write(rendered)
     raise typer.Exit(outcome.exit_code())
@@ -150,8 +137,23 @@ def summary(path: PathArg = Path(".")) -> None:
         table.add_row(f"links: {cls}", str(count))
     for gang in fleet.gangs.values():
         gpus = len(gang.nodes) * gang.gpus_per_node
-        table.add_row(f"gang {gang.name}", f"{len(gang.nodes)} nodes, {gpus} GPUs, "
-                                            f"{len(gang.dp_replicas)} DP replicas")
+        table.add_row(
+            f"gang {gang.name}",
+            f"{len(gang.nodes)} nodes, {gpus} GPUs, {len(gang.dp_replicas)} DP replicas",
+        )
     table.add_row("validated bundles", str(len(fleet.bundles)))
     table.add_row("policies", str(len(BUILTIN)))
     Console().print(table)
+
+
+def _register_commands() -> None:
+    """Attach the command groups that live in their own modules."""
+    from plumb import cmd_reconcile, cmd_safety  # noqa: F401  (commands register on import)
+    from plumb.cmd_lab import lab_app
+
+    app.add_typer(lab_app, name="lab")
+    app.add_typer(cmd_safety.audit_app, name="audit")
+    app.add_typer(cmd_safety.lease_app, name="lease")
+
+
+_register_commands()

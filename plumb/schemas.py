@@ -19,9 +19,26 @@ FILE_KINDS: dict[str, type[BaseModel]] = {
 }
 
 
+def _close_pattern_maps(node: Any) -> None:
+    """A mapping keyed by a pattern (device names, labels) refuses keys plumb refuses.
+
+    pydantic emits ``patternProperties`` for ``dict[Name, X]`` without
+    ``additionalProperties``, which JSON Schema reads as "any other key is fine".
+    """
+    if isinstance(node, dict):
+        if "patternProperties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for value in node.values():
+            _close_pattern_maps(value)
+    elif isinstance(node, list):
+        for item in node:
+            _close_pattern_maps(item)
+
+
 def schema_for(kind: str) -> dict[str, Any]:
     model = FILE_KINDS[kind]
     schema = model.model_json_schema(by_alias=True)
+    _close_pattern_maps(schema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = f"https://plumb.invalid/schemas/{kind}.schema.json"
     return schema

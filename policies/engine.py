@@ -136,7 +136,8 @@ def policy(
     """Register a check function as a policy (decorator)."""
 
     def register(check: Check) -> Check:
-        registry = _ACTIVE.get() or BUILTIN
+        active = _ACTIVE.get()
+        registry = BUILTIN if active is None else active
         registry.add(Policy(id, Severity(severity), title, rationale, remediation, check))
         return check
 

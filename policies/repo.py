@@ -14,15 +14,22 @@ import traceback
 from pathlib import Path
 
 from inventory.problems import InputError, Location, Problem
-from policies.engine import BUILTIN, Policy, Registry, registering_into
+from policies.engine import BUILTIN, Check, Policy, Registry, registering_into
 
 
 def load_repo_policies(root: Path) -> list[Policy]:
     """Import every ``policies/*.py`` of the repo and return the policies they register."""
     registry = Registry()
     problems: list[Problem] = []
+    root_resolved = root.resolve()
     for path in sorted((root / "policies").glob("*.py")):
         display = path.relative_to(root).as_posix()
+        resolved = path.resolve()
+        if root_resolved not in resolved.parents:
+            problems.append(
+                Problem(Location(display, 1, 1), f"points outside the fleet repo (to {resolved})")
+            )
+            continue
         module_name = f"plumb_repo_policies.{path.stem}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:
@@ -37,7 +44,7 @@ def load_repo_policies(root: Path) -> list[Policy]:
         except SyntaxError as exc:
             where = Location(display, exc.lineno or 1, exc.offset or 1)
             problems.append(Problem(where, f"syntax error: {exc.msg}"))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             line = _line_in(display, exc)
             summary = traceback.format_exception_only(type(exc), exc)[-1].strip()
             problems.append(Problem(Location(display, line, 1), f"loading failed: {summary}"))
@@ -45,11 +52,8 @@ def load_repo_policies(root: Path) -> list[Policy]:
             sys.modules.pop(module_name, None)
         for policy_id in sorted(set(registry.policies) - before):
             if policy_id in BUILTIN.policies:
-                problems.append(
-                    Problem(
-                        Location(display, 1, 1), f"policy {policy_id} is already a built-in policy"
-                    )
-                )
+                where = Location(display, _line_of(registry.policies[policy_id].check), 1)
+                problems.append(Problem(where, f"policy {policy_id} is already a built-in policy"))
     if problems:
         raise InputError(problems)
     return list(registry)
@@ -60,3 +64,9 @@ def _line_in(display: str, exc: BaseException) -> int:
         if frame.filename.endswith(display):
             return frame.lineno or 1
     return 1
+
+
+def _line_of(check: Check) -> int:
+    """First line of a check function (its decorator, when decorated)."""
+    code = getattr(check, "__code__", None)
+    return code.co_firstlineno if code is not None else 1

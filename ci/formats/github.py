@@ -17,9 +17,13 @@ def _escape_property(text: str) -> str:
 def _annotation(
     outcome: ValidateOutcome, level: str, location: Location, title: str, message: str
 ) -> str:
-    props = [f"file={_escape_property(outcome.path(location))}"]
-    if location.line:
-        props += [f"line={location.line}", f"col={location.col}"]
+    props = []
+    if location.line:  # line 0: no place in the repo, so no file to annotate
+        props += [
+            f"file={_escape_property(outcome.path(location))}",
+            f"line={location.line}",
+            f"col={location.col}",
+        ]
     props.append(f"title={_escape_property(title)}")
     return f"::{level} {','.join(props)}::{_escape_data(message)}"
 

@@ -7,9 +7,11 @@ from typing import Any
 
 from ci.outcome import ValidateOutcome
 from inventory.problems import Location
+from policies.engine import WAIVER_EXPIRED
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INPUT_RULE = "input.invalid"
+UNREGISTERED_TITLES = {WAIVER_EXPIRED: "Waivers must not be expired"}
 
 
 def _location(outcome: ValidateOutcome, location: Location) -> dict[str, Any]:
@@ -50,20 +52,50 @@ def render(outcome: ValidateOutcome) -> str:
                     },
                 }
             )
+        known = {rule["id"] for rule in rules}
+        for v in (*report.violations, *report.waived):
+            if v.policy not in known:  # not a registered policy: waiver.expired
+                known.add(v.policy)
+                rules.append(
+                    {
+                        "id": v.policy,
+                        "shortDescription": {"text": UNREGISTERED_TITLES.get(v.policy, v.policy)},
+                        "defaultConfiguration": {
+                            "level": "error" if v.severity.value == "deny" else "warning"
+                        },
+                    }
+                )
         for v in (*report.violations, *report.waived):
             result: dict[str, Any] = {
                 "ruleId": v.policy,
                 "level": "error" if v.severity.value == "deny" else "warning",
                 "message": {"text": v.message},
-                "locations": [_location(outcome, v.location)],
+                # A finding without a place in the repo (line 0) has no SARIF location:
+                # "<derived>" is not a URI a code-scanning upload accepts.
+                "locations": [_location(outcome, v.location)] if v.location.line else [],
                 "relatedLocations": [
-                    {"id": i, **_location(outcome, loc)} for i, loc in enumerate(v.locations[1:])
+                    {"id": i, **_location(outcome, loc)}
+                    for i, loc in enumerate(v.locations[1:])
+                    if loc.line
                 ],
                 "partialFingerprints": {"plumbSubject": f"{v.policy}/{v.subject}"},
             }
             if v.waiver is not None:
                 result["suppressions"] = [{"kind": "external", "justification": v.waiver.reason}]
             results.append(result)
+    # A policy that raised is not a pass: the run itself is marked unsuccessful.
+    engine_errors = outcome.report.errors if outcome.report is not None else ()
+    invocation = {
+        "executionSuccessful": not engine_errors,
+        "toolExecutionNotifications": [
+            {
+                "level": "error",
+                "descriptor": {"id": error.policy},
+                "message": {"text": f"{error.policy}: the policy raised {error.error}"},
+            }
+            for error in engine_errors
+        ],
+    }
     sarif = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -76,6 +108,7 @@ def render(outcome: ValidateOutcome) -> str:
                         "rules": rules,
                     }
                 },
+                "invocations": [invocation],
                 "results": results,
             }
         ],

@@ -224,6 +224,7 @@ def headroom_buffer(fleet: Fleet) -> Iterator[Finding]:
         )
         if buffer is None or buffer.value is None or headroom is None or headroom.value is None:
             continue
+        pfc = intent.get("qos", "pfc_priorities")
         priorities = len(intent.value("qos", "pfc_priorities", default=()) or ())
         ports = sum(1 for pl in fleet.cabling.ports(name) if is_lossless(fleet, name, pl))
         total = ports * priorities * headroom.value
@@ -232,6 +233,6 @@ def headroom_buffer(fleet: Fleet) -> Iterator[Finding]:
                 name,
                 f"{name}: {ports} ports x {priorities} priorities x "
                 f"{headroom.value} KB = {total} KB > buffer {buffer.value} KB",
-                where(headroom, buffer),
+                where(headroom, buffer, pfc),
                 (name,),
             )

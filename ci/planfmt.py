@@ -1,0 +1,133 @@
+"""Render a reconcile plan and an apply report as text or stable JSON (``plumb.plan/v1``,
+``plumb.apply/v1``; documented in docs/reconciler.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reconciler.loop import ApplyReport
+from reconciler.plan import Plan
+from reconciler.settings import Change
+
+PLAN_SCHEMA = "plumb.plan/v1"
+APPLY_SCHEMA = "plumb.apply/v1"
+
+
+def _change(change: Change) -> dict[str, Any]:
+    return {
+        "path": change.path,
+        "from": change.before,
+        "to": change.after,
+        "owner": str(change.owner) if change.owner is not None else None,
+    }
+
+
+def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
+    return {
+        "schema": PLAN_SCHEMA,
+        "fleet": fleet,
+        "intent_commit": commit,
+        "empty": plan.is_empty(),
+        "refused": plan.refused,
+        "summary": {
+            "devices": len(plan.devices),
+            "devices_changing": len(plan.changes()),
+            "changes": plan.change_count(),
+            "unknown": len(plan.unknown()),
+            "conflicts": sum(len(d.conflicts) for d in plan.devices.values()),
+            "held": sum(len(d.held) for d in plan.devices.values()),
+        },
+        "steps": [
+            {
+                "index": s.index,
+                "phase": s.phase,
+                "devices": s.devices(),
+                "changes": sum(len(c) for c in s.changes.values()),
+            }
+            for s in plan.steps
+        ],
+        "devices": {
+            name: {
+                "changes": [_change(c) for c in dp.changes],
+                "unknown": dp.unknown,
+                "unmanaged_fields": len(dp.unmanaged),
+                "conflicts": [
+                    {
+                        "path": c.path,
+                        "owner": c.owner,
+                        "intended": c.intended,
+                        "observed": c.observed,
+                    }
+                    for c in dp.conflicts
+                ],
+                "held": [{"path": h.path, "value": h.value, "reason": h.reason} for h in dp.held],
+            }
+            for name, dp in sorted(plan.devices.items())
+            if dp.changes or dp.unknown or dp.conflicts or dp.held
+        },
+    }
+
+
+def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
+    lines: list[str] = []
+    shown = 0
+    for step in plan.steps:
+        lines.append(f"step {step.index}: {step.phase} ({len(step.changes)} devices)")
+        for device in step.devices():
+            if shown >= max_devices:
+                continue
+            shown += 1
+            for change in step.changes[device]:
+                owner = f"  [{change.owner}]" if change.owner is not None else ""
+                lines.append(
+                    f"  {device} {change.path}: {change.before!r} -> {change.after!r}{owner}"
+                )
+    if shown >= max_devices:
+        lines.append(f"  ... (first {max_devices} devices shown; --format json has all)")
+    for name, dp in sorted(plan.devices.items()):
+        if dp.unknown:
+            lines.append(f"UNKNOWN {name}: {dp.unknown} (nothing planned; observe again)")
+        for conflict in dp.conflicts:
+            lines.append(
+                f"CONFLICT {name} {conflict.path}: owned by {conflict.owner}; intent "
+                f"wants {conflict.intended!r}, device has {conflict.observed!r} "
+                "(not written)"
+            )
+        for held in dp.held:
+            lines.append(f"HELD {name} {held.path} at {held.value!r}: {held.reason}")
+    if plan.refused:
+        lines.append(f"REFUSED: {plan.refused}")
+    unmanaged = sum(len(d.unmanaged) for d in plan.devices.values())
+    lines.append(
+        f"plan for {fleet}: {plan.change_count()} change(s) on {len(plan.changes())} of "
+        f"{len(plan.devices)} device(s) in {len(plan.steps)} step(s); "
+        f"{len(plan.unknown())} unknown; {unmanaged} observed field(s) not owned by plumb"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def apply_json(report: ApplyReport, *, fleet: str, dry_run: bool) -> dict[str, Any]:
+    return {
+        "schema": APPLY_SCHEMA,
+        "fleet": fleet,
+        "dry_run": dry_run,
+        "ok": report.ok(),
+        "stopped": report.stopped,
+        "outcomes": report.by_outcome(),
+        "not_started": list(report.not_started),
+        "results": [
+            {
+                "device": r.device,
+                "step": r.step,
+                "outcome": r.outcome.value,
+                "error": r.error,
+                "changes": [_change(c) for c in r.changes],
+            }
+            for r in report.results
+        ],
+    }
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, default=str) + "\n"

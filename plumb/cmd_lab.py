@@ -1,0 +1,139 @@
+"""``plumb lab init|show|fault|reset``: the embedded lab fleet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from plumb.app import PathArg, fail, load_or_exit
+from reconciler.drivers.lab import create_lab
+from reconciler.lab import Fault, FaultKind, lab_db_path, states_from_snapshot
+from reconciler.state.labdb import LabStore
+
+lab_app = typer.Typer(
+    help="The lab fleet: a simulated fleet in SQLite, with fault injection.", no_args_is_help=True
+)
+
+
+def _store(path: Path, *, must_exist: bool = True) -> LabStore:
+    fleet = load_or_exit(path)
+    store = LabStore(lab_db_path(fleet))
+    if must_exist and not store.exists():
+        raise fail("no lab fleet yet: run `plumb lab init` first")
+    return store
+
+
+@lab_app.command("init")
+def lab_init(
+    path: PathArg = Path("."),
+    seed: Annotated[int, typer.Option(help="Seed for drift and fault draws.")] = 0,
+    drift: Annotated[int, typer.Option(min=0, help="Drifted fields to start with.")] = 6,
+    current_firmware: Annotated[
+        bool, typer.Option(help="Start at the intended bundles instead of older ones.")
+    ] = False,
+    from_snapshot: Annotated[
+        Path | None, typer.Option(help="Start from a `plumb snapshot` file of real device facts.")
+    ] = None,
+) -> None:
+    """Create (or recreate) the lab fleet from the inventory."""
+    fleet = load_or_exit(path)
+    store = LabStore(lab_db_path(fleet))
+    try:
+        if from_snapshot is not None:
+            try:
+                data = json.loads(from_snapshot.read_text())
+                states = states_from_snapshot(data)
+            except (OSError, ValueError) as exc:
+                raise fail(f"{from_snapshot}: {exc}") from None
+            unknown = sorted(set(states) - set(fleet.devices))
+            if unknown:
+                raise fail(f"{from_snapshot}: devices not in the inventory: {unknown[:5]}")
+            devices = [
+                (d.name, d.platform.value, d.role.value)
+                for d in fleet.devices.values()
+                if d.name in states
+            ]
+            store.create(devices, states)
+        else:
+            create_lab(store, fleet, seed=seed, drift=drift, older_firmware=not current_firmware)
+        typer.echo(
+            f"lab fleet {fleet.config.fleet}: {len(store.device_names())} devices at "
+            f"{lab_db_path(fleet)}"
+        )
+    finally:
+        store.close()
+
+
+@lab_app.command("show")
+def lab_show(
+    path: PathArg = Path("."),
+    device: Annotated[str | None, typer.Argument(help="Show one device's settings.")] = None,
+) -> None:
+    """Counters and faults of the lab, or one device's running settings."""
+    store = _store(path)
+    try:
+        if device is not None:
+            if not store.has_device(device):
+                raise fail(f"no lab device {device!r}")
+            for key, value in sorted(store.read_running(device).items()):
+                typer.echo(f"{key} = {value!r}")
+            return
+        typer.echo(f"devices: {len(store.device_names())}")
+        for name, value in sorted(store.counters().items()):
+            typer.echo(f"{name}: {value}")
+        for fault in store.faults_for(None):
+            scope = f" on {fault.path_glob}" if fault.path_glob else ""
+            left = "persistent" if fault.count is None else f"{fault.count} left"
+            typer.echo(f"fault #{fault.id}: {fault.device} {fault.kind.value}{scope} ({left})")
+    finally:
+        store.close()
+
+
+@lab_app.command("fault")
+def lab_fault(
+    device: Annotated[str, typer.Argument(help="Device name.")],
+    kind: Annotated[str | None, typer.Argument(help=" | ".join(k.value for k in FaultKind))] = None,
+    path: Annotated[Path, typer.Option("--repo", help="Fleet repo.")] = Path("."),
+    field: Annotated[str | None, typer.Option("--path", help="Only fields matching.")] = None,
+    count: Annotated[
+        int | None, typer.Option(min=1, help="Fire N times (default: always).")
+    ] = None,
+    probability: Annotated[float, typer.Option(min=0.0, max=1.0)] = 1.0,
+    latency_ms: Annotated[int, typer.Option(min=0)] = 0,
+    seed: int = 0,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the device's faults.")] = False,
+) -> None:
+    """Inject a fault into one lab device (or --clear its faults)."""
+    store = _store(path)
+    try:
+        if not store.has_device(device):
+            raise fail(f"no lab device {device!r}")
+        if clear:
+            store.clear_faults(device)
+            typer.echo(f"cleared faults on {device}")
+            return
+        if kind is None or kind not in {k.value for k in FaultKind}:
+            raise fail(f"fault kind must be one of {', '.join(k.value for k in FaultKind)}")
+        added = store.add_fault(
+            Fault(
+                device,
+                FaultKind(kind),
+                path_glob=field,
+                count=count,
+                probability=probability,
+                seed=seed,
+                latency_ms=latency_ms,
+            )
+        )
+        typer.echo(f"fault #{added.id}: {device} {kind}")
+    finally:
+        store.close()
+
+
+@lab_app.command("reset")
+def lab_reset(path: PathArg = Path("."), seed: int = 0, drift: int = 6) -> None:
+    """Recreate the lab at its starting state, with no faults."""
+    lab_init(path, seed=seed, drift=drift, current_firmware=False, from_snapshot=None)

@@ -1,0 +1,296 @@
+"""``plumb plan``, ``plumb apply`` and ``plumb drift``: the reconcile loop on the CLI."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ci.planfmt import apply_json, dumps, plan_json, plan_text
+from intent.fleet import Fleet
+from plumb.app import FormatOpt, PathArg, SelectOpt, app, check_format, fail
+from plumb.context import AuditToDb, DbGuard, FleetContext, fleet_context
+from reconciler.errors import FencedOut, Frozen
+from reconciler.loop import ApplyReport, apply_plan, observe_all
+from reconciler.plan import Plan, build_plan
+from reconciler.render import render_desired
+from reconciler.select import SelectError, select_devices
+from reconciler.settings import State
+from reconciler.state.db import StateBusy
+from reconciler.state.lease import LeaseHeld
+from reconciler.targets import TargetError, Targets
+
+err = Console(stderr=True)
+
+
+@contextmanager
+def _progress(total: int, label: str, enabled: bool) -> Iterator[Progress | None]:
+    if not enabled or total < 8:
+        yield None
+        return
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        yield progress
+
+
+def neighbours(fleet: Fleet, names: list[str]) -> list[str]:
+    """Devices cabled to the selection but outside it: observed for the safety proof."""
+    chosen = set(names)
+    found = {pl.peer.device for n in names for pl in fleet.cabling.ports(n)}
+    return sorted(found - chosen)
+
+
+def make_plan(
+    context: FleetContext, targets: Targets, select: str | None, *, show_progress: bool
+) -> Plan:
+    fleet = context.fleet
+    try:
+        names = select_devices(fleet.devices.values(), select)
+    except SelectError as exc:
+        raise fail(str(exc)) from None
+    if not names:
+        raise fail(f"--select {select!r} matches no device")
+    everyone = names + neighbours(fleet, names)
+    with _progress(len(everyone), "observing", show_progress) as progress:
+        task = progress.add_task("observe", total=len(everyone)) if progress else None
+
+        def tick(_: object) -> None:
+            if progress is not None and task is not None:
+                progress.advance(task)
+
+        try:
+            observations = observe_all(targets, everyone, on_done=tick)
+        except TargetError as exc:
+            raise fail(str(exc)) from None
+    observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
+    errors = {n: o.error for n, o in observations.items() if o.error}
+    desired = render_desired(fleet, names)
+    return build_plan(fleet, desired, observed, errors=errors)
+
+
+def _print_plan(plan: Plan, context: FleetContext, format: str) -> None:
+    name = context.fleet.config.fleet
+    if format == "json":
+        sys.stdout.write(dumps(plan_json(plan, fleet=name, commit=context.commit)))
+    else:
+        sys.stdout.write(plan_text(plan, fleet=name))
+
+
+@app.command()
+def plan(
+    path: PathArg = Path("."),
+    select: SelectOpt = None,
+    format: FormatOpt = "text",
+    detailed_exitcode: Annotated[
+        bool,
+        typer.Option("--detailed-exitcode", help="Exit 0 no changes, 2 changes pending, 1 error."),
+    ] = False,
+) -> None:
+    """Observe the fleet and show what apply would change, in its safe order."""
+    check_format(format)
+    with fleet_context(path) as context:
+        targets = context.targets()
+        try:
+            result = make_plan(context, targets, select, show_progress=format == "text")
+        finally:
+            targets.close()
+        context.audit(
+            "plan",
+            detail={
+                "changes": result.change_count(),
+                "devices": len(result.changes()),
+                "unknown": len(result.unknown()),
+                "refused": result.refused,
+            },
+        )
+        _print_plan(result, context, format)
+    if result.refused or result.unknown():
+        raise typer.Exit(1)
+    if detailed_exitcode and result.change_count():
+        raise typer.Exit(2)
+
+
+def _summarise(report: ApplyReport, dry_run: bool) -> str:
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(report.by_outcome().items())) or "nothing"
+    verb = "dry run" if dry_run else "apply"
+    line = f"{verb}: {counts}"
+    if report.stopped:
+        line += f"\nSTOPPED: {report.stopped}"
+    if report.not_started:
+        line += f"\nnot started: {len(report.not_started)} device(s)"
+    return line + "\n"
+
+
+@app.command()
+def apply(
+    path: PathArg = Path("."),
+    select: SelectOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Stage and compare only.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    format: FormatOpt = "text",
+    concurrency: Annotated[int, typer.Option(min=1, max=256)] = 16,
+    confirm_within: Annotated[
+        float | None,
+        typer.Option(help="Commit-confirm window in seconds (devices revert unless confirmed)."),
+    ] = 120.0,
+) -> None:
+    """Apply the whole plan in its safe order; a second plan afterwards is empty."""
+    check_format(format)
+    with fleet_context(path) as context:
+        targets = context.targets()
+        try:
+            report = _apply(
+                context,
+                targets,
+                select,
+                dry_run=dry_run,
+                yes=yes,
+                format=format,
+                concurrency=concurrency,
+                confirm_within=confirm_within,
+            )
+        finally:
+            targets.close()
+    if not report.ok():
+        raise typer.Exit(1)
+
+
+def _apply(
+    context: FleetContext,
+    targets: Targets,
+    select: str | None,
+    *,
+    dry_run: bool,
+    yes: bool,
+    format: str,
+    concurrency: int,
+    confirm_within: float | None,
+) -> ApplyReport:
+    the_plan = make_plan(context, targets, select, show_progress=format == "text")
+    if format == "text":
+        sys.stdout.write(plan_text(the_plan, fleet=context.fleet.config.fleet))
+    if the_plan.refused or the_plan.unknown():
+        raise fail("not applying: the plan is refused or has unknown devices", 1)
+    if the_plan.change_count() == 0:
+        if format == "json":
+            sys.stdout.write(
+                dumps(
+                    apply_json(ApplyReport(()), fleet=context.fleet.config.fleet, dry_run=dry_run)
+                )
+            )
+        else:
+            typer.echo("nothing to do: the fleet is at its intent")
+        return ApplyReport(())
+    if not dry_run and not yes:
+        if not sys.stdin.isatty():
+            raise fail("not applying without --yes: no terminal to ask on", 1)
+        if not typer.confirm(f"apply {the_plan.change_count()} change(s)?"):
+            raise fail("aborted", 1)
+    report = _run(
+        context,
+        targets,
+        the_plan,
+        dry_run=dry_run,
+        concurrency=concurrency,
+        confirm_within=confirm_within,
+        progress=format == "text",
+    )
+    if format == "json":
+        sys.stdout.write(
+            dumps(apply_json(report, fleet=context.fleet.config.fleet, dry_run=dry_run))
+        )
+    else:
+        for result in report.results:
+            if result.error:
+                typer.echo(
+                    f"{result.outcome.value.upper()} {result.device} (step {result.step}): "
+                    f"{result.error}"
+                )
+        typer.echo(_summarise(report, dry_run), nl=False)
+    return report
+
+
+def _run(
+    context: FleetContext,
+    targets: Targets,
+    the_plan: Plan,
+    *,
+    dry_run: bool,
+    concurrency: int,
+    confirm_within: float | None,
+    progress: bool,
+) -> ApplyReport:
+    total = sum(len(s.changes) for s in the_plan.steps)
+    with _progress(total, "applying", progress) as bar:
+        task = bar.add_task("apply", total=total) if bar else None
+
+        def tick(_: object) -> None:
+            if bar is not None and task is not None:
+                bar.advance(task)
+
+        if dry_run:
+            return apply_plan(
+                the_plan, targets, dry_run=True, concurrency=concurrency, on_device=tick
+            )
+        db = context.db
+        try:
+            db.freeze.check()
+            with db.lease.held(context.holder, "apply") as token:
+                context.audit(
+                    "decision", detail={"apply": "start", "changes": the_plan.change_count()}
+                )
+                return apply_plan(
+                    the_plan,
+                    targets,
+                    dry_run=False,
+                    guard=DbGuard(db, token),
+                    audit=AuditToDb(context),
+                    confirm_within=confirm_within,
+                    concurrency=concurrency,
+                    on_device=tick,
+                )
+        except (Frozen, FencedOut, LeaseHeld, StateBusy) as exc:
+            raise fail(str(exc), 1) from None
+
+
+@app.command()
+def drift(path: PathArg = Path("."), select: SelectOpt = None, format: FormatOpt = "text") -> None:
+    """Report fields whose observed value differs from intent (exit 2 when there is drift)."""
+    check_format(format)
+    with fleet_context(path) as context:
+        targets = context.targets()
+        try:
+            result = make_plan(context, targets, select, show_progress=format == "text")
+        finally:
+            targets.close()
+        if format == "json":
+            sys.stdout.write(
+                dumps(plan_json(result, fleet=context.fleet.config.fleet, commit=context.commit))
+            )
+        else:
+            for name, dp in sorted(result.devices.items()):
+                for change in dp.changes:
+                    typer.echo(
+                        f"{name} {change.path}: is {change.before!r}, intent "
+                        f"{change.after!r} [{change.owner}]"
+                    )
+            typer.echo(
+                f"drift: {result.change_count()} field(s) on {len(result.changes())} "
+                f"device(s); {len(result.unknown())} unknown"
+            )
+    if result.unknown():
+        raise typer.Exit(1)
+    if result.change_count():
+        raise typer.Exit(2)

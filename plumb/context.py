@@ -1,0 +1,95 @@
+"""Per-command context for commands that touch devices or the state database: the
+loaded fleet, who is acting, which intent commit, the state DB and the targets."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci.gitrepo import repo_state
+from intent.fleet import Fleet
+from plumb.app import load_or_exit
+from reconciler.state.db import StateDB, open_state_db
+from reconciler.targets import Targets
+
+
+def current_actor() -> str:
+    explicit = os.environ.get("PLUMB_ACTOR")
+    if explicit:
+        return explicit
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+@dataclass
+class FleetContext:
+    fleet: Fleet
+    actor: str
+    commit: str | None
+    _db: StateDB | None = field(default=None, repr=False)
+
+    @property
+    def holder(self) -> str:
+        """Lease holder: who, and which process, so a breaker can tell if it is gone."""
+        return f"{self.actor} pid {os.getpid()}"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.fleet.root / self.fleet.config.state_dir
+
+    @property
+    def db(self) -> StateDB:
+        if self._db is None:
+            self._db = open_state_db(self.state_dir / "plumb.db")
+        return self._db
+
+    def targets(self) -> Targets:
+        return Targets.for_fleet(self.fleet)
+
+    def audit(self, kind: str, **fields: Any) -> None:
+        self.db.audit.append(kind, actor=self.actor, intent_commit=self.commit, **fields)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+class AuditToDb:
+    """The reconcile loop's audit sink, writing to the state database."""
+
+    def __init__(self, context: FleetContext) -> None:
+        self.context = context
+
+    def record(self, kind: str, **fields: Any) -> None:
+        self.context.audit(kind, **fields)
+
+
+class DbGuard:
+    """Before every device write: the kill switch, then the lease's fencing token."""
+
+    def __init__(self, db: StateDB, token: Any) -> None:
+        self.db = db
+        self.token = token
+
+    def before_write(self, device: str) -> None:
+        self.db.check_write(self.token)
+
+
+@contextmanager
+def fleet_context(root: Path) -> Iterator[FleetContext]:
+    fleet = load_or_exit(root)
+    context = FleetContext(fleet, current_actor(), repo_state(fleet.root).commit)
+    try:
+        yield context
+    finally:
+        context.close()

@@ -1,0 +1,275 @@
+"""The reconcile loop: observe every target, then apply a plan step by step.
+
+The thin imperative shell around the pure core (render, diff, order). Per-target
+outcomes are collected, never aborted on the first error. A timeout (or a dropped
+connection) means *unknown*: the device is observed again before anything else,
+and if it still cannot be observed it is reported ``unknown`` (a hard fault) and
+never retried blindly. Before every device write the guard checks the kill switch
+and the lease's fencing token; either stops the apply cleanly at the next device.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from reconciler.drivers.base import DeviceRef, Driver, Outcome
+from reconciler.errors import DeviceError, FencedOut, Frozen, Handling, classify
+from reconciler.plan import Plan
+from reconciler.settings import Change, Scalar
+from reconciler.state.audit import SECRET_FIELD
+from reconciler.targets import Targets
+
+
+@dataclass(frozen=True)
+class Observation:
+    device: str
+    state: dict[str, Scalar] | None
+    error: str | None = None
+
+
+class WriteGuard(Protocol):
+    def before_write(self, device: str) -> None:
+        """Raise Frozen or FencedOut if no write may start now."""
+
+
+class AuditSink(Protocol):
+    def record(self, kind: str, **fields: Any) -> None:
+        """Append one audit record."""
+
+
+class NoGuard:
+    def before_write(self, device: str) -> None:
+        return None
+
+
+class NoAudit:
+    def record(self, kind: str, **fields: Any) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    device: str
+    step: int
+    outcome: Outcome
+    changes: tuple[Change, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    results: tuple[DeviceResult, ...]
+    stopped: str | None = None
+    not_started: tuple[str, ...] = ()
+
+    def by_outcome(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for result in self.results:
+            counts[result.outcome.value] = counts.get(result.outcome.value, 0) + 1
+        return counts
+
+    def ok(self) -> bool:
+        bad = {Outcome.failed, Outcome.unknown}
+        return self.stopped is None and not any(r.outcome in bad for r in self.results)
+
+
+def observe_all(
+    targets: Targets,
+    names: Iterable[str],
+    *,
+    concurrency: int = 16,
+    on_done: Callable[[Observation], None] | None = None,
+) -> dict[str, Observation]:
+    """Observe every named device, each driver with its own bulk read and bounded
+    concurrency; errors become observations, never exceptions."""
+    groups: dict[int, tuple[Driver, list[DeviceRef]]] = {}
+    for name in names:
+        driver = targets.driver(name)
+        groups.setdefault(id(driver), (driver, []))[1].append(targets.ref(name))
+    observations: dict[str, Observation] = {}
+    for driver, refs in groups.values():
+        for name, found in driver.observe_many(refs, concurrency).items():
+            if isinstance(found, DeviceError):
+                obs = Observation(name, None, f"{type(found).__name__}: {found.detail}")
+            else:
+                obs = Observation(name, found)
+            observations[name] = obs
+            if on_done is not None:
+                on_done(obs)
+    return observations
+
+
+def _settle_unknown(
+    driver: Driver,
+    ref: DeviceRef,
+    changes: Sequence[Change],
+    error: DeviceError,
+    confirm_within: float | None,
+) -> tuple[Outcome, str]:
+    """After a timeout or drop: observe again and decide from what the device holds.
+
+    Under commit-confirm a commit that took effect must still be confirmed, or the
+    device reverts it by itself once the window closes.
+    """
+    try:
+        state = driver.observe(ref)
+    except DeviceError as again:
+        return Outcome.unknown, f"{error.detail}; re-observe failed: {again.detail}"
+    took = [c for c in changes if state.get(c.path) == c.after]
+    if len(took) == len(changes):
+        if confirm_within is not None:
+            try:
+                driver.confirm(ref, None)
+            except DeviceError as failed:
+                return Outcome.failed, (
+                    f"{error.detail}; changes in place but confirm failed "
+                    f"({failed.detail}): the device reverts them itself"
+                )
+        return (
+            Outcome.applied,
+            f"{error.detail}; re-observed: all {len(changes)} change(s) in place",
+        )
+    if not took:
+        return Outcome.failed, f"{error.detail}; re-observed: not applied"
+    return Outcome.failed, (
+        f"{error.detail}; re-observed: {len(took)} of {len(changes)} change(s) in place"
+    )
+
+
+def apply_device(
+    targets: Targets,
+    name: str,
+    changes: Sequence[Change],
+    *,
+    step: int,
+    dry_run: bool,
+    confirm_within: float | None,
+    audit: AuditSink,
+) -> DeviceResult:
+    """Apply one device's changes of one step and verify them by re-observing."""
+    driver, ref = targets.driver(name), targets.ref(name)
+    if not dry_run:
+        for change in changes:
+            secret = SECRET_FIELD.search(change.path) is not None
+            audit.record(
+                "write",
+                device=name,
+                field=change.path,
+                before=None if secret else change.before,
+                after=None if secret else change.after,
+                detail={"step": step, "redacted": True} if secret else {"step": step},
+            )
+    try:
+        result = driver.apply(ref, changes, dry_run=dry_run, confirm_within=confirm_within)
+        outcome, error = result.outcome, result.error
+        if outcome is Outcome.applied:
+            state = driver.observe(ref)
+            wrong = [c.path for c in changes if state.get(c.path) != c.after]
+            if wrong:
+                outcome, error = (
+                    Outcome.failed,
+                    f"verify: {len(wrong)} field(s) differ: {wrong[:3]}",
+                )
+    except DeviceError as exc:
+        handling = classify(exc)
+        if handling is Handling.reobserve:
+            outcome, error = _settle_unknown(driver, ref, changes, exc, confirm_within)
+        else:
+            prefix = "terminal: " if handling is Handling.terminal else ""
+            outcome, error = Outcome.failed, f"{prefix}{type(exc).__name__}: {exc.detail}"
+    if not dry_run:
+        audit.record(
+            "result",
+            device=name,
+            detail={
+                "step": step,
+                "outcome": outcome.value,
+                "error": error,
+                "changes": len(changes),
+            },
+        )
+    return DeviceResult(name, step, outcome, tuple(changes), error)
+
+
+def apply_plan(
+    plan: Plan,
+    targets: Targets,
+    *,
+    dry_run: bool,
+    guard: WriteGuard | None = None,
+    audit: AuditSink | None = None,
+    confirm_within: float | None = None,
+    concurrency: int = 16,
+    on_device: Callable[[DeviceResult], None] | None = None,
+) -> ApplyReport:
+    """Apply the plan's steps in order; a step with any failed or unknown device stops
+    the apply before the next step (later steps rely on earlier ones)."""
+    guard = guard or NoGuard()
+    sink = audit or NoAudit()
+    if plan.refused is not None:
+        return ApplyReport((), f"plan refused: {plan.refused}")
+    results: list[DeviceResult] = []
+    stop = threading.Event()
+    stop_reason: list[str] = []
+    not_started: list[str] = []
+    lock = threading.Lock()
+
+    def run(step: int, name: str, changes: Mapping[str, tuple[Change, ...]]) -> None:
+        if stop.is_set():
+            with lock:
+                not_started.append(name)
+            return
+        try:
+            if not dry_run:
+                guard.before_write(name)
+        except (Frozen, FencedOut) as exc:
+            with lock:
+                if not stop.is_set():
+                    stop_reason.append(f"{type(exc).__name__}: {exc}")
+                    sink.record("decision", device=name, detail={"stopped": str(exc)})
+                stop.set()
+                not_started.append(name)
+            return
+        result = apply_device(
+            targets,
+            name,
+            changes[name],
+            step=step,
+            dry_run=dry_run,
+            confirm_within=confirm_within,
+            audit=sink,
+        )
+        with lock:
+            results.append(result)
+        if on_device is not None:
+            on_device(result)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        for index, step in enumerate(plan.steps):
+            if stop.is_set():
+                not_started.extend(d for s in plan.steps[index:] for d in s.devices())
+                break
+            list(pool.map(lambda n, s=step: run(s.index, n, s.changes), step.devices()))
+            bad = [
+                r
+                for r in results
+                if r.step == step.index and r.outcome in (Outcome.failed, Outcome.unknown)
+            ]
+            if bad and not stop.is_set():
+                stop_reason.append(
+                    f"step {step.index} ({step.phase}): {len(bad)} device(s) "
+                    "failed or unknown; later steps were not started"
+                )
+                sink.record(
+                    "decision",
+                    detail={"stopped_after_step": step.index, "bad": [r.device for r in bad]},
+                )
+                stop.set()
+    results.sort(key=lambda r: (r.step, r.device))
+    return ApplyReport(
+        tuple(results), stop_reason[0] if stop_reason else None, tuple(sorted(set(not_started)))
+    )

@@ -1,0 +1,121 @@
+"""Cut a plan into ordered steps so that every intermediate fleet state stays safe.
+
+Phases, in order (each phase is one step; all devices of a step change together):
+
+1. ``device-local``   settings with no cross-device coupling (ECN, Xoff, headroom,
+                      maximum-paths, filters, router id)
+2. ``qos-pairs``      PFC priorities and DSCP maps: both ends of a lossless link at once
+3. ``bgp-pairs``      ASNs, remote-as and /31 addresses: both ends of a session at once
+4. ``mtu-raise-switch``  switch ports whose MTU goes up (fabric links: both ends)
+5. ``rdma-lower``     RDMA path MTUs that go down (before the host MTU under them)
+6. ``mtu-host``       host NIC MTUs
+7. ``rdma-raise``     RDMA path MTUs that go up (after the host MTU under them)
+8. ``mtu-lower-switch``  switch ports whose MTU goes down (after the hosts)
+9. ``firmware``       NOS and host firmware versions
+
+The order is then *proved* for this plan: starting from the observed states, each
+step is applied in simulation and :func:`~reconciler.invariants.breaches_around`
+must find no breach that was not already there. If one appears (typically because
+the other end of a pair is not in the plan: unselected, unreachable or held), the
+plan is refused with the breach that makes it unsafe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from intent.fleet import Fleet
+from inventory.models import Role
+from reconciler.invariants import Breach, breaches_around
+from reconciler.settings import Change, Scalar, State, apply_changes
+
+PHASES = (
+    "device-local",
+    "qos-pairs",
+    "bgp-pairs",
+    "mtu-raise-switch",
+    "rdma-lower",
+    "mtu-host",
+    "rdma-raise",
+    "mtu-lower-switch",
+    "firmware",
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    phase: str
+    changes: Mapping[str, tuple[Change, ...]]
+
+    def devices(self) -> list[str]:
+        return sorted(self.changes)
+
+
+class UnsafePlan(Exception):
+    """No order of this plan keeps every intermediate state safe."""
+
+    def __init__(self, phase: str, breaches: Sequence[Breach]) -> None:
+        shown = "; ".join(b.detail for b in breaches[:3])
+        more = f" (and {len(breaches) - 3} more)" if len(breaches) > 3 else ""
+        super().__init__(
+            f"no safe order: after the {phase} step {shown}{more}. The other end of each pair "
+            "must change in the same plan (select it, make it reachable, or release its hold)."
+        )
+        self.phase = phase
+        self.breaches = tuple(breaches)
+
+
+def _is_up(change: Change) -> bool:
+    before, after = change.before, change.after
+    if not isinstance(after, int):
+        return True
+    return not isinstance(before, int) or after > before
+
+
+def phase_of(fleet: Fleet, device: str, change: Change) -> str:
+    """Which phase a change belongs to, from its path and direction."""
+    path = change.path
+    role = fleet.devices[device].role
+    if path.startswith(("firmware/", "system/nos_version")):
+        return "firmware"
+    if path.startswith("qos/dscp/") or path.endswith("/pfc_priorities"):
+        return "qos-pairs"
+    if path == "bgp/asn" or path.endswith("/remote_as") or path.endswith("/address"):
+        return "bgp-pairs"
+    if role is Role.gpu_node and path.endswith("/rdma_mtu"):
+        return "rdma-raise" if _is_up(change) else "rdma-lower"
+    if path.endswith("/mtu"):
+        if role is Role.gpu_node:
+            return "mtu-host"
+        return "mtu-raise-switch" if _is_up(change) else "mtu-lower-switch"
+    return "device-local"
+
+
+def order_changes(fleet: Fleet, changes: Mapping[str, Sequence[Change]]) -> list[Step]:
+    """Group every device's changes into the phase steps (empty phases dropped)."""
+    by_phase: dict[str, dict[str, list[Change]]] = {phase: {} for phase in PHASES}
+    for device, device_changes in changes.items():
+        for change in device_changes:
+            by_phase[phase_of(fleet, device, change)].setdefault(device, []).append(change)
+    steps: list[Step] = []
+    for phase in PHASES:
+        if by_phase[phase]:
+            frozen = {d: tuple(cs) for d, cs in sorted(by_phase[phase].items())}
+            steps.append(Step(len(steps) + 1, phase, frozen))
+    return steps
+
+
+def prove_order(fleet: Fleet, observed: Mapping[str, State], steps: Sequence[Step]) -> None:
+    """Simulate the steps from ``observed``; raise UnsafePlan at the first new breach."""
+    states: dict[str, dict[str, Scalar]] = {name: dict(state) for name, state in observed.items()}
+    for step in steps:
+        touched = step.devices()
+        before = breaches_around(fleet, states, touched)
+        for device, device_changes in step.changes.items():
+            states[device] = apply_changes(states.get(device, {}), device_changes)
+        after = breaches_around(fleet, states, touched)
+        new = sorted(after - before)
+        if new:
+            raise UnsafePlan(step.phase, new)

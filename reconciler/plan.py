@@ -1,0 +1,144 @@
+"""Build a plan (pure): desired vs observed for the fields plumb owns, per device, in a
+proven-safe order.
+
+Level-triggered: the plan is a function of the whole desired state and the whole
+observed state, nothing else. For each device it records the changes (field, from,
+to, owner), the fields it observed but does not own (reported, never written), the
+fields another writer owns (conflicts: reported, never fought over), fields held by
+a rollback pin, and devices that could not be observed (unknown: nothing planned).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from intent.fleet import Fleet
+from intent.models import ExternalOwner
+from reconciler.order import Step, UnsafePlan, order_changes, prove_order
+from reconciler.render import DesiredFleet
+from reconciler.settings import Change, Owned, Scalar, State, diff
+
+
+@dataclass(frozen=True)
+class Conflict:
+    device: str
+    path: str
+    owner: str
+    intended: Scalar
+    observed: Scalar
+
+
+@dataclass(frozen=True)
+class Held:
+    device: str
+    path: str
+    value: Scalar
+    reason: str
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    device: str
+    changes: tuple[Change, ...] = ()
+    unmanaged: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    held: tuple[Held, ...] = ()
+    unknown: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    devices: Mapping[str, DevicePlan]
+    steps: tuple[Step, ...] = ()
+    refused: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def changes(self) -> dict[str, tuple[Change, ...]]:
+        return {name: dp.changes for name, dp in self.devices.items() if dp.changes}
+
+    def change_count(self) -> int:
+        return sum(len(dp.changes) for dp in self.devices.values())
+
+    def unknown(self) -> dict[str, str]:
+        return {n: dp.unknown for n, dp in self.devices.items() if dp.unknown is not None}
+
+    def is_empty(self) -> bool:
+        """No change pending and nothing unknown: the fleet is at its intent."""
+        return self.change_count() == 0 and not self.unknown()
+
+
+Holds = Mapping[str, Mapping[str, tuple[Scalar, str]]]
+"""device -> path -> (pinned value, reason): fields a rollback pinned."""
+
+
+def external_owner(claims: Sequence[ExternalOwner], device: str, path: str) -> str | None:
+    for claim in claims:
+        if any(fnmatch.fnmatchcase(device, d) for d in claim.devices) and any(
+            fnmatch.fnmatchcase(path, p) for p in claim.paths
+        ):
+            return claim.owner
+    return None
+
+
+def plan_device(
+    device: str,
+    desired: Mapping[str, Owned],
+    observed: State,
+    claims: Sequence[ExternalOwner],
+    holds: Mapping[str, tuple[Scalar, str]],
+) -> DevicePlan:
+    """Diff one device; split off conflicts and held fields."""
+    wanted: dict[str, Owned] = {}
+    conflicts: list[Conflict] = []
+    held: list[Held] = []
+    for path, owned in desired.items():
+        owner = external_owner(claims, device, path)
+        if owner is not None:
+            if observed.get(path) != owned.value:
+                conflicts.append(Conflict(device, path, owner, owned.value, observed.get(path)))
+            continue
+        if path in holds:
+            value, reason = holds[path]
+            held.append(Held(device, path, value, reason))
+            wanted[path] = Owned(value, owned.owner)
+            continue
+        wanted[path] = owned
+    unmanaged = tuple(sorted(p for p in observed if p not in desired))
+    return DevicePlan(
+        device, tuple(diff(wanted, observed)), unmanaged, tuple(conflicts), tuple(held)
+    )
+
+
+def build_plan(
+    fleet: Fleet,
+    desired: DesiredFleet,
+    observed: Mapping[str, State | None],
+    *,
+    errors: Mapping[str, str] | None = None,
+    holds: Holds | None = None,
+) -> Plan:
+    """The plan for every device in ``desired``; devices whose observation failed are
+    ``unknown`` and get no changes. The step order is proved safe or the plan refused.
+
+    ``observed`` may hold devices outside ``desired`` (neighbours of a selection): they
+    take part in the safety proof but are not planned."""
+    errors = errors or {}
+    holds = holds or {}
+    claims = fleet.config.ownership
+    plans: dict[str, DevicePlan] = {}
+    for device, wanted in desired.items():
+        state = observed.get(device)
+        if state is None:
+            plans[device] = DevicePlan(device, unknown=errors.get(device, "not observed"))
+            continue
+        plans[device] = plan_device(device, wanted, state, claims, holds.get(device, {}))
+    changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
+    steps = order_changes(fleet, changes)
+    context = {n: s for n, s in observed.items() if s is not None}
+    try:
+        prove_order(fleet, context, steps)
+    except UnsafePlan as exc:
+        return Plan(plans, tuple(steps), str(exc))
+    return Plan(plans, tuple(steps))

@@ -1,0 +1,139 @@
+"""Render (pure): a loaded fleet -> the desired settings of every device, each value
+with its owner (the intent file and line it came from).
+
+Setting paths (one flat namespace for desired, observed and before-state):
+
+=================================================  ==========================================
+switch                                             host (GPU node)
+=================================================  ==========================================
+``system/nos_version``                             ``firmware/<component>`` (bundle pins)
+``interfaces/<port>/mtu``                          ``nics/<nic>/mtu``
+``interfaces/<port>/address`` (/31)                ``nics/<nic>/address`` (/31)
+``interfaces/<port>/pfc_priorities`` ("3" / "")    ``nics/<nic>/pfc_priorities``
+``qos/dscp/<dscp>`` -> priority                    ``nics/<nic>/rdma_mtu``
+``qos/ecn/<prio>/{kmin_kb,kmax_kb,pmax_percent}``  ``qos/dscp/<dscp>`` -> priority
+``qos/pfc_xoff_kb``, ``qos/pfc_headroom_kb``
+``bgp/{asn,router_id,maximum_paths}``
+``bgp/neighbors/<peer ip>/{remote_as,inbound_filter}``
+=================================================  ==========================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intent.fleet import Fleet
+from intent.sessions import sessions_of
+from intent.settings import DeviceIntent, Sourced
+from inventory.index import PortLink
+from inventory.models import Device, Role
+from inventory.problems import UNKNOWN, Location
+from reconciler.settings import Owned, Scalar
+
+DesiredFleet = dict[str, dict[str, Owned]]
+
+
+def _owner(value: Sourced[Any] | None) -> Location:
+    return value.origin if value is not None else UNKNOWN
+
+
+def _put(out: dict[str, Owned], path: str, value: Sourced[Any] | None, convert: Any = None) -> None:
+    """Render one intent value (skipped when intent does not set it)."""
+    if value is None or value.value is None:
+        return
+    scalar: Scalar = convert(value.value) if convert is not None else value.value
+    out[path] = Owned(scalar, value.origin)
+
+
+def _pfc(intent: DeviceIntent, pl: PortLink) -> Owned:
+    classes = intent.get("qos", "lossless_link_classes")
+    pfc = intent.get("qos", "pfc_priorities")
+    lossless = classes is not None and classes.value is not None and pl.link_class in classes.value
+    if lossless and pfc is not None and pfc.value is not None:
+        return Owned(",".join(str(p) for p in sorted(pfc.value)), pfc.origin)
+    return Owned("", _owner(classes))
+
+
+def _qos_common(out: dict[str, Owned], intent: DeviceIntent) -> None:
+    dscp_map = intent.get("qos", "dscp_map")
+    if dscp_map is not None and dscp_map.value is not None:
+        for entry in dscp_map.value:
+            out[f"qos/dscp/{entry.dscp}"] = Owned(entry.priority, dscp_map.origin)
+
+
+def _firmware_bundle(fleet: Fleet, intent: DeviceIntent) -> tuple[dict[str, str], Location] | None:
+    chosen = intent.get("firmware", "bundle")
+    if chosen is None or chosen.value is None or chosen.value not in fleet.bundles:
+        return None
+    return dict(fleet.bundles[chosen.value].components), chosen.origin
+
+
+def render_switch(fleet: Fleet, device: Device) -> dict[str, Owned]:
+    intent = fleet.intent[device.name]
+    out: dict[str, Owned] = {}
+    bundle = _firmware_bundle(fleet, intent)
+    if bundle is not None and "nos" in bundle[0]:
+        out["system/nos_version"] = Owned(bundle[0]["nos"], bundle[1])
+    for pl in fleet.cabling.ports(device.name):
+        prefix = f"interfaces/{pl.local.port}"
+        _put(out, f"{prefix}/mtu", intent.get("mtu", pl.link_class.value, "switch_port"))
+        address = fleet.addresses.address(device.name, pl.local.port)
+        _put(out, f"{prefix}/address", address, str)
+        out[f"{prefix}/pfc_priorities"] = _pfc(intent, pl)
+    _qos_common(out, intent)
+    ecn = intent.get("qos", "ecn")
+    if ecn is not None and ecn.value is not None:
+        for queue in ecn.value:
+            for name in ("kmin_kb", "kmax_kb", "pmax_percent"):
+                out[f"qos/ecn/{queue.priority}/{name}"] = Owned(getattr(queue, name), ecn.origin)
+    _put(out, "qos/pfc_xoff_kb", intent.get("qos", "pfc_xoff_kb"))
+    _put(out, "qos/pfc_headroom_kb", intent.get("qos", "pfc_headroom_kb"))
+    if device.role in (Role.leaf, Role.spine):
+        _render_bgp(fleet, device, intent, out)
+    return out
+
+
+def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[str, Owned]) -> None:
+    _put(out, "bgp/asn", intent.get("bgp", "asn"))
+    _put(out, "bgp/router_id", fleet.addresses.router_ids.get(device.name), str)
+    _put(out, "bgp/maximum_paths", intent.get("bgp", "maximum_paths"))
+    for session in sessions_of(fleet, device.name):
+        if session.peer_ip is None:
+            continue
+        prefix = f"bgp/neighbors/{session.peer_ip.value.ip}"
+        _put(out, f"{prefix}/remote_as", session.remote_as)
+        inbound = session.inbound_filter
+        if inbound is not None:
+            out[f"{prefix}/inbound_filter"] = Owned(inbound.value or "", inbound.origin)
+
+
+def render_host(fleet: Fleet, device: Device) -> dict[str, Owned]:
+    intent = fleet.intent[device.name]
+    out: dict[str, Owned] = {}
+    bundle = _firmware_bundle(fleet, intent)
+    if bundle is not None:
+        components, origin = bundle
+        for component, version in sorted(components.items()):
+            out[f"firmware/{component}"] = Owned(version, origin)
+    for pl in fleet.cabling.ports(device.name):
+        prefix = f"nics/{pl.local.port}"
+        cls = pl.link_class.value
+        _put(out, f"{prefix}/mtu", intent.get("mtu", cls, "host"))
+        _put(out, f"{prefix}/rdma_mtu", intent.get("mtu", cls, "rdma"))
+        _put(out, f"{prefix}/address", fleet.addresses.address(device.name, pl.local.port), str)
+        out[f"{prefix}/pfc_priorities"] = _pfc(intent, pl)
+    _qos_common(out, intent)
+    return out
+
+
+def render_device(fleet: Fleet, name: str) -> dict[str, Owned]:
+    device = fleet.devices[name]
+    return (
+        render_host(fleet, device) if device.role is Role.gpu_node else render_switch(fleet, device)
+    )
+
+
+def render_desired(fleet: Fleet, names: list[str] | None = None) -> DesiredFleet:
+    """Desired state of every device (or of ``names``), in inventory order."""
+    chosen = names if names is not None else list(fleet.devices)
+    return {name: render_device(fleet, name) for name in chosen}

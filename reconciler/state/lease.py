@@ -1,0 +1,210 @@
+"""The fleet's single-writer lease, with fencing tokens.
+
+Whoever writes to devices (``plumb apply``, a rollout) first acquires the lease. A
+second acquirer is refused at once with the holder's name and age; it never waits and
+never takes over a lease because it looks old: a holder that is slow, paused or cut off
+may still be writing, and only a human who has checked can say it is gone
+(:meth:`Lease.break_lease`, audited).
+
+Every acquisition gets a new token, strictly greater than every earlier one (SQLite
+``AUTOINCREMENT`` never reuses a value). The writer calls :meth:`Lease.check` with its
+token right before each device write; once the lease was released, broken or acquired
+by someone else, that raises :class:`~reconciler.errors.FencedOut`, so a writer that
+lost its lease without noticing stops at its next write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from reconciler.errors import FencedOut
+from reconciler.state.audit import Audit, AuditKind
+
+if TYPE_CHECKING:
+    from reconciler.state.db import StateDB
+
+_CURRENT = (
+    "SELECT token, holder, purpose, acquired_at, heartbeat_at FROM lease WHERE released_at IS NULL"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseToken:
+    """Proof of one acquisition; ``value`` is the fencing token."""
+
+    value: int
+    holder: str
+    purpose: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseInfo:
+    token: int
+    holder: str
+    purpose: str
+    since: datetime
+    heartbeat_at: datetime
+
+    def describe(self, now: datetime) -> str:
+        return (
+            f"{self.holder} ({self.purpose}, token {self.token}) since"
+            f" {self.since.isoformat(timespec='seconds')} ({format_age(now - self.since)} ago,"
+            f" last heartbeat {format_age(now - self.heartbeat_at)} ago)"
+        )
+
+
+class LeaseHeld(Exception):
+    """Someone else holds the fleet's lease; the message says who and since when."""
+
+    def __init__(self, holder: str, purpose: str, since: datetime, *, now: datetime) -> None:
+        super().__init__(
+            f"fleet lease is held by {holder} for {purpose!r} since"
+            f" {since.isoformat(timespec='seconds')} ({format_age(now - since)} ago); if that"
+            " holder is gone, run `plumb lease break --reason ...`"
+        )
+        self.holder = holder
+        self.purpose = purpose
+        self.since = since
+
+
+def format_age(age: timedelta) -> str:
+    """``2d3h``, ``3h12m``, ``4m05s``, ``7s``: precise enough to tell stale from busy."""
+    seconds = max(int(age.total_seconds()), 0)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def _info(row: tuple[int, str, str, str, str]) -> LeaseInfo:
+    token, holder, purpose, since, heartbeat = row
+    return LeaseInfo(
+        token, holder, purpose, datetime.fromisoformat(since), datetime.fromisoformat(heartbeat)
+    )
+
+
+class Lease:
+    """The lease of one :class:`StateDB`; get it as ``db.lease``."""
+
+    def __init__(self, db: StateDB, audit: Audit) -> None:
+        self._db = db
+        self._audit = audit
+
+    def acquire(self, holder: str, purpose: str) -> LeaseToken:
+        """Take the lease, or raise :class:`LeaseHeld` at once if anyone holds it."""
+        if not holder or not purpose:
+            raise ValueError("a lease needs a holder and a purpose")
+        with self._db.transaction() as conn:
+            held = conn.execute(_CURRENT).fetchone()
+            now = self._db.now()
+            if held is not None:
+                info = _info(held)
+                raise LeaseHeld(info.holder, info.purpose, info.since, now=now)
+            cursor = conn.execute(
+                "INSERT INTO lease (holder, purpose, acquired_at, heartbeat_at)"
+                " VALUES (?, ?, ?, ?)",
+                (holder, purpose, now.isoformat(), now.isoformat()),
+            )
+            assert cursor.lastrowid is not None
+            token = LeaseToken(cursor.lastrowid, holder, purpose)
+            self._audit_event("acquire", holder, token.value, purpose=purpose)
+        return token
+
+    def check(self, token: LeaseToken) -> None:
+        """Raise :class:`FencedOut` unless ``token`` is the current holder's."""
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT released_at, ended_by, end_reason FROM lease WHERE token = ?",
+                (token.value,),
+            ).fetchone()
+            if row is not None and row[0] is None:
+                return
+            current = conn.execute(_CURRENT).fetchone()
+        if row is None:
+            why = "was never issued by this fleet's lease"
+        elif row[2] is None:
+            why = f"was released by {row[1]} at {row[0]}"
+        else:
+            why = f"was broken by {row[1]} at {row[0]}: {row[2]}"
+        now_held = f"; now held by {_info(current).describe(self._db.now())}" if current else ""
+        raise FencedOut(f"lease token {token.value} ({token.holder}) {why}{now_held}")
+
+    def heartbeat(self, token: LeaseToken) -> None:
+        """Record that the holder is alive (shown to others; never used to take a lease)."""
+        with self._db.transaction() as conn:
+            self.check(token)
+            conn.execute(
+                "UPDATE lease SET heartbeat_at = ? WHERE token = ?",
+                (self._db.now().isoformat(), token.value),
+            )
+
+    def release(self, token: LeaseToken) -> bool:
+        """Give the lease up; False if ``token`` no longer held it (released or broken)."""
+        with self._db.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE lease SET released_at = ?, ended_by = ?"
+                " WHERE token = ? AND released_at IS NULL",
+                (self._db.now().isoformat(), token.holder, token.value),
+            )
+            if cursor.rowcount == 0:
+                return False
+            self._audit_event("release", token.holder, token.value)
+        return True
+
+    def break_lease(self, actor: str, reason: str) -> LeaseInfo | None:
+        """End whoever holds the lease (the only way to take it from a holder); audited.
+
+        Returns the lease that was broken, or None if nobody held it."""
+        if not actor or not reason.strip():
+            raise ValueError("breaking the lease needs an actor and a reason")
+        with self._db.transaction() as conn:
+            held = conn.execute(_CURRENT).fetchone()
+            if held is None:
+                return None
+            info = _info(held)
+            conn.execute(
+                "UPDATE lease SET released_at = ?, ended_by = ?, end_reason = ? WHERE token = ?",
+                (self._db.now().isoformat(), actor, reason, info.token),
+            )
+            self._audit_event(
+                "break",
+                actor,
+                info.token,
+                reason=reason,
+                holder=info.holder,
+                purpose=info.purpose,
+                since=info.since.isoformat(),
+            )
+        return info
+
+    def current(self) -> LeaseInfo | None:
+        with self._db.reading() as conn:
+            row = conn.execute(_CURRENT).fetchone()
+        return _info(row) if row else None
+
+    @contextmanager
+    def held(self, holder: str, purpose: str) -> Iterator[LeaseToken]:
+        """Hold the lease for the ``with`` block; released on the way out, error or not."""
+        token = self.acquire(holder, purpose)
+        try:
+            yield token
+        finally:
+            self.release(token)
+
+    def _audit_event(self, action: str, actor: str, fence: int, **detail: str) -> None:
+        self._audit.append(
+            AuditKind.lease,
+            actor=actor,
+            intent_commit=None,
+            detail={"action": action, "fence": fence, **detail},
+        )

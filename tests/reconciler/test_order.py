@@ -1,0 +1,176 @@
+"""Invariant-preserving order: every intermediate fleet state of a plan is safe, and a
+plan whose safety depends on a device outside it is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from intent.fleet import Fleet
+from reconciler.invariants import breaches_around
+from reconciler.order import PHASES, UnsafePlan, order_changes, prove_order
+from reconciler.plan import build_plan
+from reconciler.render import render_desired
+from reconciler.settings import Scalar, apply_changes, as_desired_state
+from tests.fleetcopy import FleetCopy, copy_orion
+
+VERBS = [256, 512, 1024, 2048, 4096]
+
+
+def _states(fleet: Fleet) -> dict[str, dict[str, Scalar]]:
+    return {name: as_desired_state(d) for name, d in render_desired(fleet).items()}
+
+
+def _mtu_yaml(switch: int, host: int, rdma: int) -> str:
+    return (
+        "mtu:\n"
+        f"  host-leaf: {{switch_port: {switch}, host: {host}, rdma: {rdma}}}\n"
+        f"  leaf-spine: {{switch_port: {switch}}}\n"
+        "  frontend: {switch_port: 9216, host: 9000}\n"
+    )
+
+
+@st.composite
+def _valid_mtu(draw: st.DrawFn) -> tuple[int, int, int]:
+    """A (switch_port, host, rdma) triple that satisfies both MTU policies."""
+    rdma = draw(st.sampled_from(VERBS))
+    host = draw(st.integers(max(1500, rdma + 64), 9194))
+    switch = draw(st.integers(host + 22, 9216))
+    return switch, host, rdma
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> FleetCopy:
+    return copy_orion(tmp_path_factory.mktemp("order"))
+
+
+def _walk(fleet: Fleet, start: dict[str, dict[str, Scalar]], plan_steps: list) -> dict:
+    """Apply steps one by one, asserting no breach exists anywhere after each."""
+    states = {n: dict(s) for n, s in start.items()}
+    for step in plan_steps:
+        for device, changes in step.changes.items():
+            states[device] = apply_changes(states[device], changes)
+        breaches = breaches_around(fleet, states, list(fleet.devices))
+        assert not breaches, f"after step {step.index} ({step.phase}): {sorted(breaches)[:3]}"
+    return states
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(before=_valid_mtu(), after=_valid_mtu())
+def test_random_mtu_changes_pass_only_through_safe_states(
+    base: FleetCopy,
+    before: tuple[int, int, int],
+    after: tuple[int, int, int],
+) -> None:
+    """For any valid MTU triple changed into any other valid one, every step is safe."""
+    copy = base
+    copy.write("intent/mtu.yaml", _mtu_yaml(*before))
+    start_fleet = copy.load()
+    start = _states(start_fleet)
+    copy.write("intent/mtu.yaml", _mtu_yaml(*after))
+    fleet = copy.load()
+    desired = render_desired(fleet)
+    plan = build_plan(fleet, desired, start)
+    assert plan.refused is None
+    final = _walk(fleet, start, list(plan.steps))
+    assert final == {n: as_desired_state(d) for n, d in desired.items()}
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    roce=st.integers(0, 5),
+    spine_asn=st.integers(64512, 64590),
+    mtu=_valid_mtu(),
+)
+def test_random_qos_bgp_and_mtu_changes_together_stay_safe(
+    base: FleetCopy,
+    roce: int,
+    spine_asn: int,
+    mtu: tuple[int, int, int],
+) -> None:
+    """Changing RoCE priority, spine ASN and MTU at once still passes only safe states."""
+    copy = base
+    copy.write("intent/mtu.yaml", _mtu_yaml(9216, 9000, 4096))
+    start = _states(copy.load())
+    copy.write("intent/mtu.yaml", _mtu_yaml(*mtu))
+    qos = (copy.path / "intent/qos.yaml").read_text()
+    copy.write(
+        "intent/qos.yaml",
+        qos.replace("priority: 3}", f"priority: {roce}}}")
+        .replace("{priority: 3,", f"{{priority: {roce},")
+        .replace("roce_priority: 3", f"roce_priority: {roce}")
+        .replace("pfc_priorities: [3]", f"pfc_priorities: [{roce}]"),
+    )
+    copy.replace("intent/bgp.yaml", "spine_asn: 64600", f"spine_asn: {spine_asn}")
+    try:
+        fleet = copy.load()
+        assert copy.evaluate().exit_code() == 0
+        plan = build_plan(fleet, render_desired(fleet), start)
+        assert plan.refused is None
+        _walk(fleet, start, list(plan.steps))
+    finally:
+        copy.write("intent/qos.yaml", qos)
+        copy.replace("intent/bgp.yaml", f"spine_asn: {spine_asn}", "spine_asn: 64600")
+
+
+def test_raising_mtu_changes_switches_before_hosts(tmp_path: Path) -> None:
+    """A fleet-wide MTU raise orders switch ports first, host NICs after."""
+    copy = copy_orion(tmp_path)
+    copy.write("intent/mtu.yaml", _mtu_yaml(9100, 9000, 4096).replace("9000}", "9000}"))
+    start = _states(copy.load())
+    copy.write("intent/mtu.yaml", _mtu_yaml(9216, 9194, 4096))
+    fleet = copy.load()
+    plan = build_plan(fleet, render_desired(fleet), start)
+    phases = [s.phase for s in plan.steps]
+    assert phases.index("mtu-raise-switch") < phases.index("mtu-host")
+
+
+def test_lowering_mtu_changes_hosts_before_switches(tmp_path: Path) -> None:
+    """A fleet-wide MTU cut orders RDMA, then host NICs, then switch ports."""
+    copy = copy_orion(tmp_path)
+    start = _states(copy.load())
+    copy.write("intent/mtu.yaml", _mtu_yaml(2200, 2150, 2048))
+    fleet = copy.load()
+    plan = build_plan(fleet, render_desired(fleet), start)
+    phases = [s.phase for s in plan.steps]
+    assert phases == ["rdma-lower", "mtu-host", "mtu-lower-switch"]
+
+
+def test_plan_is_refused_when_the_switch_is_not_in_it(tmp_path: Path) -> None:
+    """Raising host MTU without the switch ports in the plan has no safe order."""
+    copy = copy_orion(tmp_path)
+    copy.write("intent/mtu.yaml", _mtu_yaml(9100, 9000, 4096))
+    start = _states(copy.load())
+    copy.write("intent/mtu.yaml", _mtu_yaml(9216, 9194, 4096))
+    fleet = copy.load()
+    hosts = [n for n, d in fleet.devices.items() if d.role.value == "gpu-node"]
+    plan = build_plan(fleet, render_desired(fleet, hosts), start)
+    assert plan.refused is not None
+    assert "mtu-host" in plan.refused and "+ 22 >" in plan.refused
+
+
+def test_prove_order_raises_on_a_one_sided_qos_change(tmp_path: Path) -> None:
+    """Changing PFC on a host but not its leaf breaks the pair, and the proof says so."""
+    copy = copy_orion(tmp_path)
+    fleet = copy.load()
+    start = _states(fleet)
+    from reconciler.settings import Change
+
+    changes = {"gpu-n01": [Change("nics/eth0/pfc_priorities", "3", "4")]}
+    steps = order_changes(fleet, changes)
+    assert [s.phase for s in steps] == ["qos-pairs"]
+    with pytest.raises(UnsafePlan) as caught:
+        prove_order(fleet, start, steps)
+    assert any(b.rule == "qos.pfc-pair" for b in caught.value.breaches)
+
+
+def test_phases_are_a_fixed_total_order() -> None:
+    """The phase list names each phase once; steps follow it."""
+    assert len(PHASES) == len(set(PHASES))
