@@ -20,15 +20,44 @@ from inventory.problems import Location, Problem
 from inventory.source import Document
 
 
+@dataclass(frozen=True, slots=True)
+class PortAddress:
+    """An interface address as an integer and a prefix length.
+
+    A 4,096-node fleet has 130,000+ routed ports; ``ipaddress.IPv4Interface`` costs
+    ~25 us each to build, this costs nothing until someone asks for ``ip``.
+    """
+
+    packed: int
+    prefixlen: int
+
+    @classmethod
+    def of(cls, interface: IPv4Interface) -> PortAddress:
+        return cls(int(interface.ip), interface.network.prefixlen)
+
+    @property
+    def ip(self) -> IPv4Address:
+        return IPv4Address(self.packed)
+
+    @property
+    def subnet(self) -> tuple[int, int]:
+        """(network number, prefix length): equal for both ends of one /31."""
+        return self.packed >> (32 - self.prefixlen), self.prefixlen
+
+    def __str__(self) -> str:
+        p = self.packed
+        return f"{p >> 24}.{(p >> 16) & 255}.{(p >> 8) & 255}.{p & 255}/{self.prefixlen}"
+
+
 @dataclass
 class AddressPlan:
     """Endpoint -> interface address, device -> router id; each with its owner."""
 
-    addresses: dict[Endpoint, Sourced[IPv4Interface]] = field(default_factory=dict)
+    addresses: dict[Endpoint, Sourced[PortAddress]] = field(default_factory=dict)
     router_ids: dict[str, Sourced[IPv4Address]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
-    def address(self, device: str, port: str) -> Sourced[IPv4Interface] | None:
+    def address(self, device: str, port: str) -> Sourced[PortAddress] | None:
         return self.addresses.get(Endpoint(device, port))
 
 
@@ -88,8 +117,8 @@ def plan_addresses(
             continue
         base = int(network.network_address)
         for i, link in enumerate(members):
-            upper = IPv4Interface(f"{IPv4Address(base + 2 * i)}/31")
-            lower = IPv4Interface(f"{IPv4Address(base + 2 * i + 1)}/31")
+            upper = PortAddress(base + 2 * i, 31)
+            lower = PortAddress(base + 2 * i + 1, 31)
             plan.addresses[Endpoint(link.b, link.b_port)] = Sourced(upper, where)
             plan.addresses[Endpoint(link.a, link.a_port)] = Sourced(lower, where)
     seen: dict[Endpoint, Location] = {}
@@ -103,7 +132,7 @@ def plan_addresses(
                 plan.problems.append(Problem(where, f"{end} is already overridden at {seen[end]}"))
             else:
                 seen[end] = where
-                plan.addresses[end] = Sourced(override.address, where, scope=DEVICE)
+                plan.addresses[end] = Sourced(PortAddress.of(override.address), where, scope=DEVICE)
     _plan_router_ids(plan, devices, intent, loopbacks)
     return plan
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from ipaddress import IPv4Interface
 from typing import Any
 
+from intent.facts import PortAddress
 from intent.fleet import Fleet
 from intent.settings import Sourced
 from inventory.index import PortLink
@@ -28,8 +28,8 @@ class Session:
     port: str
     peer: str
     peer_port: str
-    local_ip: Sourced[IPv4Interface] | None
-    peer_ip: Sourced[IPv4Interface] | None
+    local_ip: Sourced[PortAddress] | None
+    peer_ip: Sourced[PortAddress] | None
     local_as: Sourced[Any] | None
     remote_as: Sourced[Any] | None
     inbound_filter: Sourced[Any] | None

@@ -43,11 +43,12 @@ MAX_INT_BITS = 4096
 Scalar = str | int | float | bool | None
 Key = str | int
 
-# A location tree mirrors the data: each entry is (packed position, subtree).
+# A location tree mirrors the data: each entry is (packed position of the value,
+# subtree, packed position of its mapping key; the value's own for list items).
 # Packed position = line << 16 | column, both 0-based, to keep 4,096-node
 # fleets (hundreds of thousands of values) small in memory.
 LocTree = Union[dict[Any, "LocEntry"], list["LocEntry"], None]  # noqa: UP007
-LocEntry = tuple[int, LocTree]
+LocEntry = tuple[int, LocTree, int]
 
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
@@ -82,7 +83,7 @@ class Document:
 
     def where(self, *keys: Key) -> Location:
         """Location of the value at ``keys`` (or of its deepest existing ancestor)."""
-        packed, tree = self.locs
+        packed, tree, _ = self.locs
         for key in keys:
             entry: LocEntry | None = None
             if isinstance(tree, dict):
@@ -91,7 +92,7 @@ class Document:
                 entry = tree[key]
             if entry is None:
                 break
-            packed, tree = entry
+            packed, tree, _ = entry
         return Location(self.path, (packed >> 16) + 1, (packed & 0xFFFF) + 1)
 
     def key_where(self, *keys: Key) -> Location:
@@ -100,13 +101,13 @@ class Document:
             return self.where()
         parent = self._subtree(keys[:-1])
         if isinstance(parent, dict):
-            key_pos = parent.get(("key", keys[-1]))
-            if key_pos is not None:
-                return Location(self.path, (key_pos[0] >> 16) + 1, (key_pos[0] & 0xFFFF) + 1)
+            entry = parent.get(keys[-1])
+            if entry is not None:
+                return Location(self.path, (entry[2] >> 16) + 1, (entry[2] & 0xFFFF) + 1)
         return self.where(*keys)
 
     def _subtree(self, keys: Sequence[Key]) -> LocTree:
-        _, tree = self.locs
+        _, tree, _ = self.locs
         for key in keys:
             if isinstance(tree, dict) and key in tree:
                 tree = tree[key][1]
@@ -158,9 +159,18 @@ class _Builder:
 
     def node(self, event: Event, depth: int) -> tuple[Any, LocEntry, int]:
         """Build the value that starts at ``event``; returns (value, loc entry, weight)."""
+        mark = event.start_mark
+        column = mark.column
+        pos = (mark.line << 16) | (column if column < 0xFFFF else 0xFFFF)
+        if type(event) is ScalarEvent and event.tag is None and event.anchor is None:
+            # Fast path for the bulk of a fleet: untagged plain words and quoted strings.
+            text: str = event.value
+            if not event.implicit[0]:
+                return text, (pos, None, pos), 1
+            if text and text[0] in _STRING_START:
+                return text, (pos, None, pos), 1
         if depth > MAX_DEPTH:
             raise self.fail(event, f"nesting deeper than {MAX_DEPTH} levels")
-        pos = _pack(event.start_mark.line, event.start_mark.column)
         if isinstance(event, AliasEvent):
             if event.anchor not in self.anchors:
                 raise self.fail(event, f"alias *{event.anchor} has no anchor")
@@ -172,13 +182,13 @@ class _Builder:
                     f"aliases expand to more than {MAX_ALIAS_EXPANSION} values "
                     "(an alias bomb?); write the values out instead",
                 )
-            return value, (pos, tree), weight
+            return value, (pos, tree, pos), weight
         tag = getattr(event, "tag", None)
         if tag is not None and tag not in _STANDARD_TAGS and tag != "!":
             raise self.fail(event, f"tag {tag} is not allowed; plumb files hold plain data")
         if isinstance(event, ScalarEvent):
             value = self.scalar(event)
-            result: tuple[Any, LocEntry, int] = (value, (pos, None), 1)
+            result: tuple[Any, LocEntry, int] = (value, (pos, None, pos), 1)
         elif isinstance(event, MappingStartEvent):
             result = self.mapping(event, pos, depth)
         elif isinstance(event, SequenceStartEvent):
@@ -226,23 +236,26 @@ class _Builder:
         while True:
             event = next(self.events)
             if isinstance(event, MappingEndEvent):
-                return data, (pos, tree), weight
+                return data, (pos, tree, pos), weight
             if not isinstance(event, ScalarEvent):
                 raise self.fail(event, "mapping keys must be plain scalars")
-            key = self.scalar(event)
+            text = event.value
+            if event.implicit[0] and event.tag is None and text and text[0] in _STRING_START:
+                key: Any = text
+            else:
+                key = self.scalar(event)
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 raise self.fail(event, f"mapping key {event.value!r} must be a string")
             key_pos = _pack(event.start_mark.line, event.start_mark.column)
             if key in data:
-                first = tree[("key", key)][0]
+                first = tree[key][2]
                 raise self.fail(
                     event,
                     f"duplicate key {key!r} (first defined at line {(first >> 16) + 1})",
                 )
             value, entry, child_weight = self.node(next(self.events), depth + 1)
             data[key] = value
-            tree[key] = entry
-            tree[("key", key)] = (key_pos, None)
+            tree[key] = (entry[0], entry[1], key_pos)
             weight += child_weight
 
     def sequence(self, pos: int, depth: int) -> tuple[Any, LocEntry, int]:
@@ -252,7 +265,7 @@ class _Builder:
         while True:
             event = next(self.events)
             if isinstance(event, SequenceEndEvent):
-                return data, (pos, tree), weight
+                return data, (pos, tree, pos), weight
             value, entry, child_weight = self.node(event, depth + 1)
             data.append(value)
             tree.append(entry)
@@ -292,7 +305,7 @@ def parse_text(path: str, raw: bytes) -> Document:
         next(events)  # StreamStartEvent
         first = next(events)
         if isinstance(first, StreamEndEvent):
-            return Document(path, None, (0, None))
+            return Document(path, None, (0, None, 0))
         if not isinstance(first, DocumentStartEvent):
             raise InputError([Problem(Location(path, 1, 1), "not a YAML document")])
         builder = _Builder(path, events)

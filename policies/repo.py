@@ -11,10 +11,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import traceback
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
+from intent.fleet import Fleet
 from inventory.problems import InputError, Location, Problem
-from policies.engine import BUILTIN, Check, Policy, Registry, registering_into
+from policies.engine import BUILTIN, Check, Finding, Policy, Registry, registering_into
 
 
 def load_repo_policies(root: Path) -> list[Policy]:
@@ -56,7 +59,7 @@ def load_repo_policies(root: Path) -> list[Policy]:
                 problems.append(Problem(where, f"policy {policy_id} is already a built-in policy"))
     if problems:
         raise InputError(problems)
-    return list(registry)
+    return [replace(pol, check=_no_exit(pol.check)) for pol in registry]
 
 
 def _line_in(display: str, exc: BaseException) -> int:
@@ -70,3 +73,19 @@ def _line_of(check: Check) -> int:
     """First line of a check function (its decorator, when decorated)."""
     code = getattr(check, "__code__", None)
     return code.co_firstlineno if code is not None else 1
+
+
+def _no_exit(check: Check) -> Check:
+    """Make ``sys.exit()`` inside a repo check an exception, so the engine reports it.
+
+    The engine turns an ``Exception`` into an engine error; ``SystemExit`` is not one
+    and would otherwise end ``plumb validate`` with the status the policy chose.
+    """
+
+    def run(fleet: Fleet) -> Iterable[Finding]:
+        try:
+            return list(check(fleet))
+        except SystemExit as exc:
+            raise RuntimeError(f"the policy called sys.exit({exc.code!r})") from None
+
+    return run

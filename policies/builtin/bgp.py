@@ -230,10 +230,10 @@ def p2p_31(fleet: Fleet) -> Iterator[Finding]:
                 (subject,),
             )
         elif (
-            a.value.network.prefixlen != 31
-            or b.value.network.prefixlen != 31
-            or a.value.network != b.value.network
-            or a.value.ip == b.value.ip
+            a.value.prefixlen != 31
+            or b.value.prefixlen != 31
+            or a.value.subnet != b.value.subnet
+            or a.value.packed == b.value.packed
         ):
             yield Finding(
                 subject,

@@ -1,0 +1,295 @@
+"""One EOS CLI session: exec/enable/config modes, prompts and show commands.
+
+Prompts: ``host>`` (exec), ``host#`` (privileged), ``host(config)#`` and
+``host(config-s-NAME)#`` with sub-mode suffixes such as ``-if-Et1``.
+In ``configure terminal`` every line takes effect at once; in a session it
+is staged until ``commit``.  Refused input is answered with a line starting
+``% Invalid input`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from . import eos_render as render
+from .eos_config import GLOBAL, EosContext, apply_line
+from .eos_device import PENDING, EosDevice
+from .replies import Action, CliError, Reply, invalid
+
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_TIMER = re.compile(r"^(\d{1,2}):([0-5]\d):([0-5]\d)$")
+_FIRST_WORD = {"sh": "show", "conf": "configure", "config": "configure", "wr": "write"}
+
+
+class EosShell:
+    """State of one interactive EOS CLI session."""
+
+    def __init__(self, device: EosDevice) -> None:
+        self.device = device
+        self.privileged = False
+        self.configuring = False
+        self.session: str | None = None
+        self.context: EosContext = GLOBAL
+        self.echo = True
+        self._awaiting: str | None = None
+
+    @property
+    def prompt(self) -> str:
+        """The prompt for the current mode."""
+        if self._awaiting == "password":
+            return "Password: "
+        if self._awaiting == "reload":
+            return "Proceed with reload? [confirm]"
+        host = self.device.running.hostname
+        if not self.configuring:
+            return f"{host}#" if self.privileged else f"{host}>"
+        mode = "config" if self.session is None else f"config-s-{self.session}"
+        return f"{host}({mode}{self.context.prompt_suffix()})#"
+
+    def greeting(self) -> str:
+        """Text printed before the first prompt."""
+        return ""
+
+    def execute(self, line: str) -> Reply:
+        """Run one input line."""
+        if self._awaiting is not None:
+            return self._answer(line)
+        text = " ".join(line.split())
+        if not text:
+            return Reply()
+        words = text.split(" ")
+        words[0] = _FIRST_WORD.get(words[0], words[0])
+        text = " ".join(words)
+        try:
+            if self.configuring:
+                return self._config(text)
+            return self._exec(text)
+        except CliError as exc:
+            return Reply(str(exc))
+
+    # -- exec mode ----------------------------------------------------------
+
+    def _exec(self, text: str) -> Reply:
+        if text in ("exit", "logout", "quit"):
+            return Reply(action=Action.CLOSE)
+        if text.startswith("terminal "):
+            return Reply(self._terminal(text))
+        if text == "enable":
+            if self.privileged or self.device.spec.enable_secret is None:
+                self.privileged = True
+                return Reply()
+            self._awaiting, self.echo = "password", False
+            return Reply()
+        if text == "disable":
+            self.privileged = False
+            return Reply()
+        if text.startswith("show "):
+            return Reply(self._show(text))
+        if not self.privileged:
+            raise invalid("privileged mode required")
+        if text in ("write", "write memory", "copy running-config startup-config"):
+            self.device.write_memory()
+            return Reply("Copy completed successfully.")
+        if text == "reload now":
+            return Reply(action=Action.REBOOT)
+        if text == "reload":
+            self._awaiting = "reload"
+            return Reply()
+        if text in ("configure", "configure terminal"):
+            self.configuring, self.session, self.context = True, None, GLOBAL
+            return Reply()
+        match text.split(" "):
+            case ["configure", "session", name]:
+                self.device.open_session(self._session_name(name))
+                self.configuring, self.session, self.context = True, name, GLOBAL
+                return Reply()
+            case ["configure", "session", name, "commit"]:
+                return self._commit(lambda: self.device.commit(name))
+            case ["configure", "session", name, "abort"]:
+                self.device.abort(name)
+                return Reply()
+        raise invalid()
+
+    def _terminal(self, text: str) -> str:
+        match text.split(" "):
+            case ["terminal", "width", width] if width.isdigit():
+                return f"Width set to {width} columns."
+            case ["terminal", "length", "0"]:
+                return "Pagination disabled."
+            case ["terminal", "length", length] if length.isdigit():
+                return f"Pagination set to {length} lines."
+        raise invalid()
+
+    def _answer(self, line: str) -> Reply:
+        awaiting, self._awaiting, self.echo = self._awaiting, None, True
+        if awaiting == "password":
+            if line.rstrip("\r\n") == self.device.spec.enable_secret:
+                self.privileged = True
+                return Reply()
+            return Reply("% Access denied")
+        if line.strip().lower() in ("", "y", "yes"):
+            return Reply(action=Action.REBOOT)
+        return Reply()
+
+    @staticmethod
+    def _session_name(name: str) -> str:
+        if not _SESSION_NAME.match(name):
+            raise invalid(f"bad session name {name}")
+        return name
+
+    def _commit(self, apply: Callable[[], None], leave: bool = False) -> Reply:
+        fault = self.device.fault
+        if fault.drop_before_commit:
+            return Reply(action=Action.DROP)
+        apply()
+        if leave:
+            self._leave()
+        if fault.drop_mid_commit:
+            return Reply(action=Action.DROP)
+        return Reply()
+
+    # -- show commands ------------------------------------------------------
+
+    def _show(self, text: str) -> str:
+        command, *pipes = [part.strip() for part in text.split("|")]
+        as_json = False
+        for pipe in pipes:
+            if pipe == "json":
+                as_json = True
+            elif pipe != "no-more":
+                raise invalid(f"unsupported filter {pipe}")
+        data = self._show_data(command, as_json)
+        return json.dumps(data, indent=2) if as_json else str(data)
+
+    def _show_data(self, command: str, as_json: bool) -> Any:
+        device, state, facts = self.device, self.device.running, self.device.facts()
+        session = device.sessions.get(self.session) if self.session else None
+        match command.split(" "):
+            case ["show", "version"]:
+                return (
+                    render.version_json(state, facts)
+                    if as_json
+                    else render.version_text(state, facts)
+                )
+            case ["show", "hostname"]:
+                data = {"hostname": state.hostname, "fqdn": state.hostname}
+                return (
+                    data if as_json else f"Hostname: {state.hostname}\nFQDN:     {state.hostname}"
+                )
+            case ["show", "running-config"]:
+                text = render.running_config(state)
+                return render.config_tree(text) if as_json else text
+            case ["show", "startup-config"] if not as_json:
+                return render.running_config(device.startup).replace(
+                    "show running-config", "show startup-config"
+                )
+            case ["show", "interfaces"]:
+                return (
+                    render.interfaces_json(state, facts)
+                    if as_json
+                    else render.interfaces_text(state, facts)
+                )
+            case ["show", "ip", "bgp", "summary"]:
+                return (
+                    render.bgp_summary_json(state, facts)
+                    if as_json
+                    else render.bgp_summary_text(state, facts)
+                )
+            case ["show", "ip", "bgp", "neighbors"]:
+                return (
+                    render.bgp_neighbors_json(state)
+                    if as_json
+                    else render.bgp_neighbors_text(state)
+                )
+            case ["show", "boot-config"] if not as_json:
+                return render.boot_config_text(device.startup)
+            case ["show", "configuration", "sessions"]:
+                return self._sessions(as_json)
+            case ["show", "session-config", "diffs"] if session is not None and not as_json:
+                return render.session_diff(
+                    render.running_config(state), render.running_config(session.state), session.name
+                )
+            case ["show", "session-config", "named", name, "diffs"] if (
+                name in device.sessions and not as_json
+            ):
+                staged = device.sessions[name].state
+                return render.session_diff(
+                    render.running_config(state), render.running_config(staged), name
+                )
+            case ["show", "session-config"] if session is not None:
+                text = render.running_config(session.state)
+                return render.config_tree(text) if as_json else text
+        raise invalid()
+
+    def _sessions(self, as_json: bool) -> Any:
+        sessions = {
+            name: {"state": s.status, "description": "", "instances": {}}
+            for name, s in self.device.sessions.items()
+        }
+        if as_json:
+            return {"sessions": sessions, "maxSavedSessions": 8, "maxOpenSessions": 5}
+        rows = [
+            "  Name        State               User    Terminal",
+            "  ----------- ------------------- ------- --------",
+        ]
+        rows += [f"  {name:<11} {data['state']:<19}" for name, data in sessions.items()]
+        return "\n".join(rows)
+
+    # -- configuration mode ---------------------------------------------------
+
+    def _config(self, text: str) -> Reply:
+        if text == "end":
+            self.configuring, self.context = False, GLOBAL
+            return Reply()
+        if text == "exit":
+            parent = self.context.parent
+            if parent is None:
+                self.configuring = False
+            self.context = parent or GLOBAL
+            return Reply()
+        if text.startswith("show "):
+            return Reply(self._show(text))
+        if self.session is not None:
+            reply = self._session_command(self.session, text)
+            if reply is not None:
+                return reply
+        if self.device.fault.rejects(text):
+            raise invalid(f"rejected: {text}")
+        if self.session is not None:
+            session = self.device.sessions.get(self.session)
+            if session is None or session.status != PENDING:
+                name = self.session
+                self._leave()
+                raise CliError(f"% Session {name} is no longer pending")
+            self.context = apply_line(session.state, self.context, text)
+            return Reply()
+        working = self.device.running.clone()
+        self.context = apply_line(working, self.context, text)
+        if working != self.device.running:
+            self.device.replace_running(working)
+        return Reply()
+
+    def _session_command(self, name: str, text: str) -> Reply | None:
+        if text == "abort":
+            self.device.abort(name)
+            self._leave()
+            return Reply()
+        if text == "commit":
+            return self._commit(lambda: self.device.commit(name), leave=True)
+        match text.split(" "):
+            case ["commit", "timer", value]:
+                match = _TIMER.match(value)
+                if match is None:
+                    raise invalid("timer must be HH:MM:SS")
+                hours, minutes, seconds = (int(g) for g in match.groups())
+                total = hours * 3600 + minutes * 60 + seconds
+                if total == 0:
+                    raise invalid("timer must be positive")
+                return self._commit(lambda: self.device.commit_with_timer(name, total), leave=True)
+        return None
+
+    def _leave(self) -> None:
+        self.configuring, self.session, self.context = False, None, GLOBAL

@@ -1,0 +1,190 @@
+"""A SONiC switch: config_db documents, checkpoints, transient rollback timers, /tmp files.
+
+Running and startup config_db, the checkpoints (``/etc/sonic/checkpoints``)
+and the installed boot image persist; /tmp files and systemd-run timers are
+volatile and vanish on reboot, as on a real switch.  Every store is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+from .device import Device, log, read_record
+from .jsonpatch import PatchError, apply_patch
+from .model import SwitchState, default_state, sonic_version_of
+from .sonic_db import ConfigDb, project, render_config_db
+from .spec import DeviceSpec
+
+MAX_CHECKPOINTS = 32
+MAX_FILES = 32
+MAX_FILE_BYTES = 1 << 20
+MAX_TIMERS = 8
+
+
+class SonicError(Exception):
+    """A SONiC command failed; the message says why."""
+
+
+class SonicDevice(Device):
+    """SONiC config_db state and the machinery around it."""
+
+    dialect = "sonic"
+
+    def __init__(self, spec: DeviceSpec, path: Path) -> None:
+        record = read_record(path, self.dialect)
+        super().__init__(
+            spec, path, write_count=0 if record is None else int(record["write_count"])
+        )
+        self.files: dict[str, bytes] = {}
+        self.timers: dict[str, tuple[str, asyncio.TimerHandle | None]] = {}
+        if record is None:
+            initial = spec.initial or default_state(spec.name, self.dialect)
+            self.nos_version, self.boot_image = initial.nos_version, initial.boot_image
+            self.running: ConfigDb = render_config_db(initial)
+            self.startup: ConfigDb = copy.deepcopy(self.running)
+            self.checkpoints: dict[str, ConfigDb] = {}
+            return
+        self.nos_version, self.boot_image = str(record["nos_version"]), str(record["boot_image"])
+        self.running, self.startup = record["running"], record["startup"]
+        self.checkpoints = dict(record.get("checkpoints", {}))
+        for pending in record.get("pending_rollbacks", [])[:1]:
+            log.info(
+                "%s: unconfirmed change (timer %s) rolled back on load", self.name, pending["unit"]
+            )
+            if pending["checkpoint"] in self.checkpoints:
+                self.running = copy.deepcopy(self.checkpoints[pending["checkpoint"]])
+                self.note_write()
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "nos_version": self.nos_version,
+            "boot_image": self.boot_image,
+            "running": self.running,
+            "startup": self.startup,
+            "checkpoints": self.checkpoints,
+            "pending_rollbacks": [
+                {"unit": u, "checkpoint": c} for u, (c, _h) in self.timers.items()
+            ],
+        }
+
+    def state_view(self) -> SwitchState:
+        return project(self.running, self.nos_version, self.boot_image)
+
+    @property
+    def hostname(self) -> str:
+        """The hostname in DEVICE_METADATA."""
+        return str(
+            self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname", "sonic")
+        )
+
+    # -- configuration -------------------------------------------------------
+
+    def patched(self, patch: Any) -> ConfigDb:
+        """The running config with `patch` applied and validated (nothing is changed)."""
+        try:
+            candidate = apply_patch(self.running, patch)
+            project(candidate, self.nos_version, self.boot_image)
+        except (PatchError, ValueError, TypeError) as exc:
+            raise SonicError(str(exc)) from exc
+        if not isinstance(candidate, dict):
+            raise SonicError("the patched config_db is not an object")
+        return candidate
+
+    def replace_running(self, config: ConfigDb) -> None:
+        """Make `config` the running config_db."""
+        self.running = config
+        self.note_write()
+
+    def checkpoint(self, name: str) -> None:
+        """Save running config as checkpoint `name`."""
+        if name not in self.checkpoints and len(self.checkpoints) >= MAX_CHECKPOINTS:
+            raise SonicError(f"too many checkpoints (at most {MAX_CHECKPOINTS}); delete one first")
+        self.checkpoints[name] = copy.deepcopy(self.running)
+        self.save()
+
+    def rollback(self, name: str) -> None:
+        """Replace running config with checkpoint `name`."""
+        if name not in self.checkpoints:
+            raise SonicError(f"Checkpoint '{name}' does not exist")
+        self.replace_running(copy.deepcopy(self.checkpoints[name]))
+
+    def save_config(self) -> None:
+        """``config save -y``: startup = running."""
+        self.startup = copy.deepcopy(self.running)
+        self.note_write()
+
+    def reload_config(self) -> None:
+        """``config reload -y``: running = startup."""
+        self.replace_running(copy.deepcopy(self.startup))
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Store a /tmp file (bounded in count and size)."""
+        if len(data) > MAX_FILE_BYTES:
+            raise SonicError(f"{path}: File too large")
+        if path not in self.files and len(self.files) >= MAX_FILES:
+            raise SonicError(f"{path}: No space left on device")
+        self.files[path] = data
+
+    def install(self, image: str) -> str:
+        """``sonic-installer install``: the image boots next; returns its installed name."""
+        try:
+            version = sonic_version_of(image)
+        except ValueError as exc:
+            raise SonicError(str(exc)) from exc
+        self.boot_image = f"SONiC-OS-{version}"
+        self.save()
+        return self.boot_image
+
+    # -- transient timers -----------------------------------------------------------
+
+    def start_timer(self, unit: str, seconds: float, checkpoint: str) -> None:
+        """``systemd-run --on-active``: roll back to `checkpoint` after `seconds`."""
+        if unit in self.timers:
+            raise SonicError(
+                f"Failed to start transient timer unit: Unit {unit}.timer already exists."
+            )
+        if len(self.timers) >= MAX_TIMERS:
+            raise SonicError("Failed to start transient timer unit: too many transient units")
+        handle = asyncio.get_running_loop().call_later(seconds, self._fire, unit)
+        self.timers[unit] = (checkpoint, handle)
+        self.save()
+
+    def stop_timer(self, unit: str) -> bool:
+        """``systemctl stop UNIT.timer``; False if no such timer is loaded."""
+        entry = self.timers.pop(unit, None)
+        if entry is None:
+            return False
+        if entry[1] is not None:
+            entry[1].cancel()
+        self.save()
+        return True
+
+    def _fire(self, unit: str) -> None:
+        checkpoint, _handle = self.timers.pop(unit, ("", None))
+        log.info("%s: timer %s fired: config rollback %s", self.name, unit, checkpoint)
+        try:
+            self.rollback(checkpoint)
+        except SonicError as exc:
+            log.warning("%s: timer %s: rollback failed: %s", self.name, unit, exc)
+            self.save()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def cancel_timers(self) -> None:
+        for _checkpoint, handle in self.timers.values():
+            if handle is not None:
+                handle.cancel()
+
+    def begin_reboot(self) -> None:
+        self.cancel_timers()
+        self.timers.clear()
+        self.files.clear()
+        self.save()
+
+    def finish_reboot(self) -> None:
+        self.nos_version = sonic_version_of(self.boot_image)
+        self.running = copy.deepcopy(self.startup)
+        self.save()
