@@ -153,10 +153,15 @@ def load_fleet(root: Path) -> Fleet:
         for i, gang in enumerate(inv.gangs):
             if loader.unique("gang", gang.name, doc.where("gangs", i), where.gangs):
                 gangs[gang.name] = gang
-    _check_references(loader, racks, devices, gangs)
-    cabling = CablingIndex(links, where.links, devices)
-    loader.problems.extend(cabling.problems)
-    _check_host_ports(loader, devices, links)
+    # A file that failed its schema is missing whole: checking references against the
+    # rest would bury its one real error under hundreds of "no such device" lines.
+    if not loader.problems:
+        _check_references(loader, racks, devices, gangs)
+        cabling = CablingIndex(links, where.links, devices)
+        loader.problems.extend(cabling.problems)
+        _check_host_ports(loader, devices, links)
+    else:
+        cabling = CablingIndex((), (), {})
 
     resolver = SettingsResolver()
     bundles: dict[str, Bundle] = {}
@@ -186,10 +191,12 @@ def load_fleet(root: Path) -> Fleet:
             waivers = waivers_file.waivers
             where.waivers.extend(doc.where("waivers", i) for i in range(len(waivers)))
 
+    if loader.problems or config_read is None:
+        raise InputError(loader.problems)
     intent = _resolve_all(loader, resolver, devices, bundles)
     addresses = plan_addresses(addressing, devices, cabling, intent)
     loader.problems.extend(addresses.problems)
-    if loader.problems or config_read is None:
+    if loader.problems:
         raise InputError(loader.problems)
     return Fleet(
         root=root,

@@ -114,7 +114,7 @@ class Link(Strict):
     length_m: StrictFloat = Field(gt=0, le=2000)
     speed_gbps: StrictInt | None = Field(None, gt=0, le=1600)
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Gang(Strict):

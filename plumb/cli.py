@@ -148,7 +148,7 @@ def summary(path: PathArg = Path(".")) -> None:
 
 def _register_commands() -> None:
     """Attach the command groups that live in their own modules."""
-    from plumb import cmd_reconcile, cmd_safety  # noqa: F401  (commands register on import)
+    from plumb import cmd_demo, cmd_reconcile, cmd_safety  # noqa: F401  (register on import)
     from plumb.cmd_lab import lab_app
 
     app.add_typer(lab_app, name="lab")

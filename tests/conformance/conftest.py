@@ -1,0 +1,24 @@
+"""Harness fixtures for the driver conformance suite: one parameter per driver.
+
+Each harness is a context manager; drivers whose real peer cannot start on this
+machine are skipped with the reason (never silently passed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.harness import Harness, lab_harness
+
+HARNESSES: dict[str, Callable[[Path], AbstractContextManager[Harness]]] = {
+    "lab": lab_harness,
+}
+
+
+@pytest.fixture(params=sorted(HARNESSES))
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    with HARNESSES[request.param](tmp_path) as made:
+        yield made
