@@ -71,11 +71,12 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
 
 def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
     lines: list[str] = []
-    shown = 0
+    shown = hidden = 0
     for step in plan.steps:
         lines.append(f"step {step.index}: {step.phase} ({len(step.changes)} devices)")
         for device in step.devices():
             if shown >= max_devices:
+                hidden += 1
                 continue
             shown += 1
             for change in step.changes[device]:
@@ -83,7 +84,7 @@ def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
                 lines.append(
                     f"  {device} {change.path}: {change.before!r} -> {change.after!r}{owner}"
                 )
-    if shown >= max_devices:
+    if hidden:
         lines.append(f"  ... (first {max_devices} devices shown; --format json has all)")
     for name, dp in sorted(plan.devices.items()):
         if dp.unknown:

@@ -45,6 +45,18 @@ def _progress(total: int, label: str, enabled: bool) -> Iterator[Progress | None
         yield progress
 
 
+@contextmanager
+def _errors_exit_with(code: int) -> Iterator[None]:
+    """Give bad input and usage errors (exit 2) the exit ``code`` instead: for commands
+    whose exit 2 means "changes pending" (``plan --detailed-exitcode``, ``drift``)."""
+    try:
+        yield
+    except typer.Exit as exc:
+        if exc.exit_code == 2:
+            raise typer.Exit(code) from None
+        raise
+
+
 def neighbours(fleet: Fleet, names: list[str]) -> list[str]:
     """Devices cabled to the selection but outside it: observed for the safety proof."""
     chosen = set(names)
@@ -99,23 +111,24 @@ def plan(
     ] = False,
 ) -> None:
     """Observe the fleet and show what apply would change, in its safe order."""
-    check_format(format)
-    with fleet_context(path) as context:
-        targets = context.targets()
-        try:
-            result = make_plan(context, targets, select, show_progress=format == "text")
-        finally:
-            targets.close()
-        context.audit(
-            "plan",
-            detail={
-                "changes": result.change_count(),
-                "devices": len(result.changes()),
-                "unknown": len(result.unknown()),
-                "refused": result.refused,
-            },
-        )
-        _print_plan(result, context, format)
+    with _errors_exit_with(1 if detailed_exitcode else 2):
+        check_format(format)
+        with fleet_context(path) as context:
+            targets = context.targets()
+            try:
+                result = make_plan(context, targets, select, show_progress=format == "text")
+            finally:
+                targets.close()
+            context.audit(
+                "plan",
+                detail={
+                    "changes": result.change_count(),
+                    "devices": len(result.changes()),
+                    "unknown": len(result.unknown()),
+                    "refused": result.refused,
+                },
+            )
+            _print_plan(result, context, format)
     if result.refused or result.unknown():
         raise typer.Exit(1)
     if detailed_exitcode and result.change_count():
@@ -267,29 +280,33 @@ def _run(
 
 @app.command()
 def drift(path: PathArg = Path("."), select: SelectOpt = None, format: FormatOpt = "text") -> None:
-    """Report fields whose observed value differs from intent (exit 2 when there is drift)."""
-    check_format(format)
-    with fleet_context(path) as context:
-        targets = context.targets()
-        try:
-            result = make_plan(context, targets, select, show_progress=format == "text")
-        finally:
-            targets.close()
-        if format == "json":
-            sys.stdout.write(
-                dumps(plan_json(result, fleet=context.fleet.config.fleet, commit=context.commit))
-            )
-        else:
-            for name, dp in sorted(result.devices.items()):
-                for change in dp.changes:
-                    typer.echo(
-                        f"{name} {change.path}: is {change.before!r}, intent "
-                        f"{change.after!r} [{change.owner}]"
+    """Report fields whose observed value differs from intent (exit 2 when there is drift,
+    1 when a device is unknown or the command fails)."""
+    with _errors_exit_with(1):
+        check_format(format)
+        with fleet_context(path) as context:
+            targets = context.targets()
+            try:
+                result = make_plan(context, targets, select, show_progress=format == "text")
+            finally:
+                targets.close()
+            if format == "json":
+                sys.stdout.write(
+                    dumps(
+                        plan_json(result, fleet=context.fleet.config.fleet, commit=context.commit)
                     )
-            typer.echo(
-                f"drift: {result.change_count()} field(s) on {len(result.changes())} "
-                f"device(s); {len(result.unknown())} unknown"
-            )
+                )
+            else:
+                for name, dp in sorted(result.devices.items()):
+                    for change in dp.changes:
+                        typer.echo(
+                            f"{name} {change.path}: is {change.before!r}, intent "
+                            f"{change.after!r} [{change.owner}]"
+                        )
+                typer.echo(
+                    f"drift: {result.change_count()} field(s) on {len(result.changes())} "
+                    f"device(s); {len(result.unknown())} unknown"
+                )
     if result.unknown():
         raise typer.Exit(1)
     if result.change_count():

@@ -140,6 +140,23 @@ def _settle_unknown(
     )
 
 
+def _verify(
+    driver: Driver, ref: DeviceRef, changes: Sequence[Change]
+) -> tuple[Outcome, str | None]:
+    """Re-observe after a commit the driver reported done. The write went out, so a
+    device that cannot be observed now is unknown, never failed."""
+    try:
+        state = driver.observe(ref)
+    except DeviceError as exc:
+        return Outcome.unknown, (
+            f"committed, but the verify observe failed: {type(exc).__name__}: {exc.detail}"
+        )
+    wrong = [c.path for c in changes if state.get(c.path) != c.after]
+    if wrong:
+        return Outcome.failed, f"verify: {len(wrong)} field(s) differ: {wrong[:3]}"
+    return Outcome.applied, None
+
+
 def apply_device(
     targets: Targets,
     name: str,
@@ -163,17 +180,9 @@ def apply_device(
                 after=None if secret else change.after,
                 detail={"step": step, "redacted": True} if secret else {"step": step},
             )
+    error: str | None
     try:
         result = driver.apply(ref, changes, dry_run=dry_run, confirm_within=confirm_within)
-        outcome, error = result.outcome, result.error
-        if outcome is Outcome.applied:
-            state = driver.observe(ref)
-            wrong = [c.path for c in changes if state.get(c.path) != c.after]
-            if wrong:
-                outcome, error = (
-                    Outcome.failed,
-                    f"verify: {len(wrong)} field(s) differ: {wrong[:3]}",
-                )
     except DeviceError as exc:
         handling = classify(exc)
         if handling is Handling.reobserve:
@@ -181,6 +190,10 @@ def apply_device(
         else:
             prefix = "terminal: " if handling is Handling.terminal else ""
             outcome, error = Outcome.failed, f"{prefix}{type(exc).__name__}: {exc.detail}"
+    else:
+        outcome, error = result.outcome, result.error
+        if outcome is Outcome.applied:
+            outcome, error = _verify(driver, ref, changes)
     if not dry_run:
         audit.record(
             "result",

@@ -17,12 +17,14 @@ The order is then *proved* for this plan: starting from the observed states, eac
 step is applied in simulation and :func:`~reconciler.invariants.breaches_around`
 must find no breach that was not already there. If one appears (typically because
 the other end of a pair is not in the plan: unselected, unreachable or held), the
-plan is refused with the breach that makes it unsafe.
+plan is refused with the breach that makes it unsafe. A pairwise change towards a
+device that could not be observed cannot be proved at all
+(:func:`unprovable_links`), so it is refused too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from intent.fleet import Fleet
@@ -105,6 +107,38 @@ def order_changes(fleet: Fleet, changes: Mapping[str, Sequence[Change]]) -> list
             frozen = {d: tuple(cs) for d, cs in sorted(by_phase[phase].items())}
             steps.append(Step(len(steps) + 1, phase, frozen))
     return steps
+
+
+# Phases whose changes must agree with the other end of a link or session.
+PAIR_PHASES = frozenset(
+    {"qos-pairs", "bgp-pairs", "mtu-raise-switch", "mtu-host", "mtu-lower-switch"}
+)
+
+
+def unprovable_links(fleet: Fleet, steps: Sequence[Step], unobserved: Collection[str]) -> list[str]:
+    """Links where a pairwise change faces a device that could not be observed: no
+    simulation can tell whether the two ends still agree. A change under another
+    port's prefix does not face this link; a device-wide one (DSCP map, ASN,
+    remote-as) faces every link."""
+    found: list[str] = []
+    for step in steps:
+        if step.phase not in PAIR_PHASES:
+            continue
+        for device, changes in step.changes.items():
+            host = fleet.devices[device].role is Role.gpu_node
+            for pl in fleet.cabling.ports(device):
+                if pl.peer.device not in unobserved:
+                    continue
+                prefix = f"{'nics' if host else 'interfaces'}/{pl.local.port}/"
+                if any(
+                    c.path.startswith(prefix) or not c.path.startswith(("nics/", "interfaces/"))
+                    for c in changes
+                ):
+                    found.append(
+                        f"{pl.local} changes in the {step.phase} step but its peer "
+                        f"{pl.peer.device} could not be observed"
+                    )
+    return found
 
 
 def prove_order(fleet: Fleet, observed: Mapping[str, State], steps: Sequence[Step]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from intent.fleet import Fleet
 from intent.models import ExternalOwner
-from reconciler.order import Step, UnsafePlan, order_changes, prove_order
+from reconciler.order import Step, UnsafePlan, order_changes, prove_order, unprovable_links
 from reconciler.render import DesiredFleet
 from reconciler.settings import Change, Owned, Scalar, State, diff
 
@@ -120,7 +120,8 @@ def build_plan(
     holds: Holds | None = None,
 ) -> Plan:
     """The plan for every device in ``desired``; devices whose observation failed are
-    ``unknown`` and get no changes. The step order is proved safe or the plan refused.
+    ``unknown`` and get no changes. The step order is proved safe or the plan refused,
+    also when a pairwise change faces a device whose observation failed (``None``).
 
     ``observed`` may hold devices outside ``desired`` (neighbours of a selection): they
     take part in the safety proof but are not planned."""
@@ -136,6 +137,18 @@ def build_plan(
         plans[device] = plan_device(device, wanted, state, claims, holds.get(device, {}))
     changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
     steps = order_changes(fleet, changes)
+    unobserved = {n for n, dp in plans.items() if dp.unknown is not None}
+    blind = unprovable_links(
+        fleet, steps, unobserved | {n for n, s in observed.items() if s is None}
+    )
+    if blind:
+        more = f" (and {len(blind) - 1} more)" if len(blind) > 1 else ""
+        return Plan(
+            plans,
+            tuple(steps),
+            f"no safe order can be proved: {blind[0]}{more}. Observe it again once it is "
+            "reachable, or leave the changes that face it out of the plan.",
+        )
     context = {n: s for n, s in observed.items() if s is not None}
     try:
         prove_order(fleet, context, steps)

@@ -12,7 +12,9 @@ takes a device from its observed state to the desired one in four steps:
    reverts by itself unless confirmed in time (a lost controller rolls back);
 4. **confirm**: keep the commit.
 
-On any error before the commit the candidate is discarded. ``dry_run=True`` stops
+On any error before the commit the candidate is discarded; an error after it (the
+post-commit observe or the confirm) is raised as ``ConnectionLost``, an outcome
+unknown, because the commit went out. ``dry_run=True`` stops
 after compare: nothing is written, and the result is ``planned``. Errors are raised
 as :mod:`reconciler.errors` types, mapped once at the edge; the reconcile loop turns
 them into ``failed`` / ``unknown`` outcomes.
@@ -26,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from reconciler.errors import ConfigRejected, DeviceError
+from reconciler.errors import ConfigRejected, ConnectionLost, DeviceError, OutcomeUnknown
 from reconciler.settings import Change, Scalar
 
 
@@ -147,15 +149,25 @@ class Driver(abc.ABC):
         if confirm_within is not None:
             # Confirm only what we can see took effect; otherwise the device's own
             # timer reverts the commit (a lost or confused controller rolls back).
-            observed = self.observe(device)
-            wrong = [c for c in changes if observed.get(c.path) != c.after]
-            if wrong:
-                return ApplyResult(
+            try:
+                observed = self.observe(device)
+                wrong = [c for c in changes if observed.get(c.path) != c.after]
+                if wrong:
+                    return ApplyResult(
+                        device.name,
+                        Outcome.failed,
+                        tuple(changes),
+                        f"after commit {len(wrong)} field(s) differ (first: {wrong[0].path} is "
+                        f"{observed.get(wrong[0].path)!r}); not confirmed, the device reverts "
+                        "itself",
+                    )
+                self.confirm(device, candidate)
+            except OutcomeUnknown:
+                raise
+            except DeviceError as exc:
+                # The commit went out: whatever fails now, its outcome is unknown.
+                raise ConnectionLost(
                     device.name,
-                    Outcome.failed,
-                    tuple(changes),
-                    f"after commit {len(wrong)} field(s) differ (first: {wrong[0].path} is "
-                    f"{observed.get(wrong[0].path)!r}); not confirmed, the device reverts itself",
-                )
-            self.confirm(device, candidate)
+                    f"after the commit, before its confirm: {type(exc).__name__}: {exc.detail}",
+                ) from exc
         return ApplyResult(device.name, Outcome.applied, tuple(changes))
