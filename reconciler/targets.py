@@ -2,15 +2,24 @@
 match by platform and role wins; no rule means the lab fleet), with management
 addresses from the inventory.
 
+A rule's ``port`` is the SSH port of its devices. Its ``mgmt_map`` option names a JSON
+file (absolute, or relative to the fleet repo) that overrides the inventory address
+per device, ``{"leaf-r0": {"host": "127.0.0.1", "port": 40001}, ...}``: for switches
+behind port forwards, jump hosts mapped to local ports, or simulated switches.
+
 Drivers register by name in :data:`DRIVER_FACTORIES`; a test can build a
 :class:`Targets` with its own factories.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from intent.fleet import Fleet
 from intent.models import DriverRule
@@ -39,12 +48,75 @@ def _lab_factory(context: TargetContext, rule: DriverRule) -> Driver:
     return LabDriver(store)
 
 
-DRIVER_FACTORIES: dict[str, DriverFactory] = {"lab": _lab_factory}
+def _ansible_factory(context: TargetContext, rule: DriverRule) -> Driver:
+    from reconciler.drivers.ansible_host import AnsibleHostDriver
+    from reconciler.drivers.ansible_inventory import HostOptions
+
+    try:
+        options = HostOptions.parse(rule.options)
+    except ValueError as exc:
+        raise TargetError(f"driver ansible: {exc}") from exc
+    return AnsibleHostDriver(context.state_dir, options)
+
+
+def _switch_options(context: TargetContext, rule: DriverRule) -> tuple[Any, Any]:
+    from reconciler.drivers.switch_access import load_credentials, parse_options
+
+    try:
+        return parse_options(rule.options), load_credentials(rule.options, context.root)
+    except ValueError as exc:
+        raise TargetError(f"driver {rule.driver}: {exc}") from None
+
+
+def _eos_factory(context: TargetContext, rule: DriverRule) -> Driver:
+    from reconciler.drivers.netmiko_eos import EosDriver
+
+    return EosDriver(*_switch_options(context, rule))
+
+
+def _sonic_factory(context: TargetContext, rule: DriverRule) -> Driver:
+    from reconciler.drivers.netmiko_sonic import SonicDriver
+
+    return SonicDriver(*_switch_options(context, rule))
+
+
+DRIVER_FACTORIES: dict[str, DriverFactory] = {
+    "lab": _lab_factory,
+    "ansible": _ansible_factory,
+    "eos": _eos_factory,
+    "sonic": _sonic_factory,
+}
 LAB_RULE = DriverRule(driver="lab")
+_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")
 
 
 class TargetError(Exception):
     """A device has no usable driver (unknown driver name, lab not initialised...)."""
+
+
+def load_mgmt_map(root: Path, option: str) -> dict[str, tuple[str, int]]:
+    """The ``mgmt_map`` file of a rule: device name -> (host, port)."""
+    path = Path(option) if Path(option).is_absolute() else root / option
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"mgmt_map {option}: cannot read a JSON object ({exc})") from None
+    if not isinstance(data, dict):
+        raise TargetError(f"mgmt_map {option}: expected a JSON object of devices")
+    found: dict[str, tuple[str, int]] = {}
+    for name, entry in data.items():
+        host = entry.get("host") if isinstance(entry, dict) else None
+        port = entry.get("port", 22) if isinstance(entry, dict) else None
+        if (
+            not isinstance(host, str)
+            or not _HOST.match(host)
+            or not isinstance(port, int)
+            or isinstance(port, bool)
+            or not 1 <= port <= 65535
+        ):
+            raise TargetError(f"mgmt_map {option}: {name}: needs a host and a port 1-65535")
+        found[str(name)] = (host, port)
+    return found
 
 
 def rule_for(rules: tuple[DriverRule, ...], device: Device) -> DriverRule:
@@ -64,6 +136,8 @@ class Targets:
     context: TargetContext
     factories: Mapping[str, DriverFactory] = field(default_factory=lambda: DRIVER_FACTORIES)
     _drivers: dict[int, Driver] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _mgmt_maps: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
 
     @classmethod
     def for_fleet(
@@ -78,12 +152,18 @@ class Targets:
     def ref(self, name: str) -> DeviceRef:
         device = self.context.fleet.devices[name]
         rule = rule_for(self.context.fleet.config.drivers, device)
+        host, port = str(device.mgmt), rule.port or 22
+        option = rule.options.get("mgmt_map")
+        if isinstance(option, str) and option:
+            if option not in self._mgmt_maps:
+                self._mgmt_maps[option] = load_mgmt_map(self.context.root, option)
+            host, port = self._mgmt_maps[option].get(name, (host, port))
         return DeviceRef(
             name=name,
             platform=device.platform.value,
             role=device.role.value,
-            host=str(device.mgmt),
-            port=rule.port or 22,
+            host=host,
+            port=port,
             vendor=device.vendor,
             model=device.model,
             labels=dict(device.labels),
@@ -94,14 +174,14 @@ class Targets:
         rules = self.context.fleet.config.drivers
         rule = rule_for(rules, device)
         key = rules.index(rule) if rule in rules else -1
-        if key not in self._drivers:
-            factory = self.factories.get(rule.driver)
-            if factory is None:
-                raise TargetError(
-                    f"no driver named {rule.driver!r} (known: {', '.join(sorted(self.factories))})"
-                )
-            self._drivers[key] = factory(self.context, rule)
-        return self._drivers[key]
+        with self._lock:  # one driver per rule, even when worker threads ask first
+            if key not in self._drivers:
+                factory = self.factories.get(rule.driver)
+                if factory is None:
+                    known = ", ".join(sorted(self.factories))
+                    raise TargetError(f"no driver named {rule.driver!r} (known: {known})")
+                self._drivers[key] = factory(self.context, rule)
+            return self._drivers[key]
 
     def close(self) -> None:
         for driver in self._drivers.values():
