@@ -14,8 +14,8 @@ Drivers register by name in :data:`DRIVER_FACTORIES`; a test can build a
 from __future__ import annotations
 
 import json
-import threading
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
