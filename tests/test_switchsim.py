@@ -608,6 +608,7 @@ _ports = st.dictionaries(
             max_size=3,
         ),
         pfc_headroom_kb=st.none() | st.integers(1, 2000),
+        pfc_xoff_kb=st.none() | st.integers(1, 2000),
     ),
     min_size=1,
     max_size=4,

@@ -12,9 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.harness import Harness, lab_harness
+from tests.conformance.host_harness import ansible_harness
+from tests.conformance.switch_harness import eos_harness, sonic_harness
 
 HARNESSES: dict[str, Callable[[Path], AbstractContextManager[Harness]]] = {
     "lab": lab_harness,
+    "ansible": ansible_harness,
+    "eos": eos_harness,
+    "sonic": sonic_harness,
 }
 
 

@@ -7,8 +7,9 @@ a line that is not valid in a sub-mode is tried in the enclosing modes, so
 line raises `CliError` and leaves `state` untouched (handlers validate before
 they write).
 
-The headroom line ``priority-flow-control headroom N kbytes`` is this
-simulator's own syntax: real EOS sizes PFC headroom through other commands.
+The headroom line ``priority-flow-control headroom N kbytes`` and the pause
+threshold line ``priority-flow-control xoff-threshold N kbytes`` are this
+simulator's own syntax: real EOS sizes PFC buffers through other commands.
 """
 
 from __future__ import annotations
@@ -195,6 +196,10 @@ def _interface_line(state: SwitchState, mode: EosContext, tokens: list[str], raw
             port.pfc_headroom_kb = _int(size, "headroom", 1, 1_048_576)
         case ["no", "priority-flow-control", "headroom", *_]:
             port.pfc_headroom_kb = None
+        case ["priority-flow-control", "xoff-threshold", size, "kbytes"]:
+            port.pfc_xoff_kb = _int(size, "xoff-threshold", 1, 1_048_576)
+        case ["no", "priority-flow-control", "xoff-threshold", *_]:
+            port.pfc_xoff_kb = None
         case ["tx-queue", queue]:
             return EosContext(interface=mode.interface, queue=_int(queue, "tx-queue", 0, 7))
         case _:

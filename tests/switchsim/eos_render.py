@@ -61,6 +61,8 @@ def running_config(state: SwitchState) -> str:
             ]
         if port.pfc_headroom_kb is not None:
             lines.append(f"{INDENT}priority-flow-control headroom {port.pfc_headroom_kb} kbytes")
+        if port.pfc_xoff_kb is not None:
+            lines.append(f"{INDENT}priority-flow-control xoff-threshold {port.pfc_xoff_kb} kbytes")
         for queue, ecn in sorted(port.ecn.items()):
             lines += [
                 f"{INDENT}!",

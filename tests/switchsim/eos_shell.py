@@ -149,7 +149,7 @@ class EosShell:
             self._leave()
         if fault.drop_mid_commit:
             return Reply(action=Action.DROP)
-        return Reply()
+        return Reply(delay=fault.hang_commit)
 
     # -- show commands ------------------------------------------------------
 

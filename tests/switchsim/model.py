@@ -56,6 +56,7 @@ class InterfaceState:
     pfc_priorities: list[int] = field(default_factory=list)
     ecn: dict[int, EcnQueue] = field(default_factory=dict)
     pfc_headroom_kb: int | None = None
+    pfc_xoff_kb: int | None = None
 
 
 @dataclass
@@ -106,6 +107,7 @@ class SwitchState:
                         q: EcnQueue(e.kmin_kb, e.kmax_kb, e.pmax_percent) for q, e in p.ecn.items()
                     },
                     pfc_headroom_kb=p.pfc_headroom_kb,
+                    pfc_xoff_kb=p.pfc_xoff_kb,
                 )
                 for name, p in self.interfaces.items()
             },
@@ -145,6 +147,7 @@ class SwitchState:
                         for q, e in sorted(p.ecn.items())
                     },
                     "pfc_headroom_kb": p.pfc_headroom_kb,
+                    "pfc_xoff_kb": p.pfc_xoff_kb,
                 }
                 for name, p in self.interfaces.items()
             },
@@ -201,6 +204,7 @@ class SwitchState:
 
 def _interface_from_dict(data: dict[str, Any]) -> InterfaceState:
     headroom = data.get("pfc_headroom_kb")
+    xoff = data.get("pfc_xoff_kb")
     return InterfaceState(
         mtu=check_mtu(int(data.get("mtu", 9214))),
         description=str(data.get("description", "")),
@@ -217,6 +221,9 @@ def _interface_from_dict(data: dict[str, Any]) -> InterfaceState:
         pfc_headroom_kb=None
         if headroom is None
         else check_range("headroom", int(headroom), 1, 1_048_576),
+        pfc_xoff_kb=None
+        if xoff is None
+        else check_range("xoff-threshold", int(xoff), 1, 1_048_576),
     )
 
 

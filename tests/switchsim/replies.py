@@ -23,10 +23,11 @@ class Action(enum.Enum):
 
 @dataclass(frozen=True)
 class Reply:
-    """Output of one command and the follow-up action."""
+    """Output of one command, the follow-up action and how long to withhold it."""
 
     text: str = ""
     action: Action = Action.PROMPT
+    delay: float = 0.0
 
 
 class CliError(Exception):

@@ -257,6 +257,11 @@ class Runtime:
         for endpoint in self.endpoints.values():
             endpoint.device.cancel_timers()
             await self.close(endpoint, drop_connections=True)
+        # Sessions still waiting (a withheld answer) would die pending with the loop.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
 
     def _spawn(self, coro: Any) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
@@ -288,8 +293,8 @@ class Runtime:
             if not line:
                 return
             reply = _run(shell, device, line.rstrip("\r\n"))
-            if device.fault.slow:
-                await asyncio.sleep(device.fault.slow)
+            if device.fault.slow or reply.delay:
+                await asyncio.sleep(device.fault.slow + reply.delay)
             if reply.action is Action.DROP:
                 log.info("%s: cutting the connection (fault)", device.name)
                 process.get_extra_info("connection").abort()

@@ -13,6 +13,7 @@ value the model rejects, which is how ``config apply-patch`` validates.
 | pfc_priorities           | PORT_QOS_MAP|<port>: pfc_enable ("3,4")                       |
 | ecn per queue            | QUEUE|<port>|<q>: wred_profile -> WRED_PROFILE green_* (bytes) |
 | pfc_headroom_kb          | BUFFER_PG|<port>|<pgs>: profile -> BUFFER_PROFILE xoff (bytes) |
+| pfc_xoff_kb              | the same BUFFER_PROFILE: static_th (bytes)                   |
 | dscp_to_tc               | DSCP_TO_TC_MAP|AZURE (or PORT_QOS_MAP|global's map)           |
 | bgp asn                  | BGP_GLOBALS|default local_asn, else DEVICE_METADATA bgp_asn    |
 | router_id                | BGP_GLOBALS|default: router_id                               |
@@ -51,6 +52,21 @@ def _pg_range(priorities: list[int]) -> str:
         return "3"
     low, high = min(priorities), max(priorities)
     return str(low) if low == high else f"{low}-{high}"
+
+
+def _buffer_profile(headroom_kb: int | None, xoff_kb: int | None) -> tuple[str, dict[str, str]]:
+    """A lossless buffer profile: ``xoff`` is the headroom, ``static_th`` the pause threshold."""
+    fields = {"pool": "ingress_lossless_pool", "xon": str(LOSSLESS_XON), "size": str(LOSSLESS_XON)}
+    name = "pg_lossless"
+    if headroom_kb is not None:
+        fields["xoff"] = str(headroom_kb * 1024)
+        name += f"_{headroom_kb}K"
+    if xoff_kb is None:
+        fields["dynamic_th"] = "0"
+    else:
+        fields["static_th"] = str(xoff_kb * 1024)
+        name += f"_xoff{xoff_kb}K"
+    return name + "_profile", fields
 
 
 def render_config_db(state: SwitchState) -> ConfigDb:
@@ -98,15 +114,9 @@ def render_config_db(state: SwitchState) -> ConfigDb:
                 "green_drop_probability": str(ecn.pmax_percent),
             }
             queues[f"{name}|{queue}"] = {"wred_profile": profile}
-        if port.pfc_headroom_kb is not None:
-            profile = f"pg_lossless_{port.pfc_headroom_kb}K_profile"
-            buffers[profile] = {
-                "pool": "ingress_lossless_pool",
-                "xon": str(LOSSLESS_XON),
-                "xoff": str(port.pfc_headroom_kb * 1024),
-                "size": str(LOSSLESS_XON),
-                "dynamic_th": "0",
-            }
+        if port.pfc_headroom_kb is not None or port.pfc_xoff_kb is not None:
+            profile, fields = _buffer_profile(port.pfc_headroom_kb, port.pfc_xoff_kb)
+            buffers[profile] = fields
             pgs[f"{name}|{_pg_range(port.pfc_priorities)}"] = {"profile": profile}
     db.update(
         PORT=ports,
@@ -213,6 +223,10 @@ def project(db: ConfigDb, nos_version: str, boot_image: str) -> SwitchState:
         if "xoff" in profile:
             port.pfc_headroom_kb = check_range(
                 "headroom", -(-_int(profile["xoff"], "xoff") // 1024), 1, 1_048_576
+            )
+        if "static_th" in profile:
+            port.pfc_xoff_kb = check_range(
+                "xoff-threshold", -(-_int(profile["static_th"], "static_th") // 1024), 1, 1_048_576
             )
     map_name = table("PORT_QOS_MAP").get("global", {}).get("dscp_to_tc_map", DSCP_MAP)
     dscp = {

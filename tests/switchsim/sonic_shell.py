@@ -151,7 +151,8 @@ class SonicShell:
         apply()
         if fault.drop_mid_commit:
             return Reply(action=Action.DROP)
-        return self._done(text)
+        self.status = 0
+        return Reply(text, delay=fault.hang_commit)
 
     def _config(self, args: list[str]) -> Reply:
         device = self.device

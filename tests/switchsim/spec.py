@@ -47,6 +47,8 @@ class Fault:
       before the prompt returns.
     - `drop_before_commit`: the connection is cut when a commit is requested;
       nothing is applied.
+    - `hang_commit`: a commit is applied, then its answer is withheld for
+      this many seconds (a commit that times out at the client).
     - `reject`: a regular expression; config lines (EOS) or patch operations
       (SONiC, as ``"OP PATH VALUE-JSON"``) it matches are refused with
       ``% Invalid input``.
@@ -59,14 +61,15 @@ class Fault:
     slow: float = 0.0
     drop_mid_commit: bool = False
     drop_before_commit: bool = False
+    hang_commit: float = 0.0
     reject: str | None = None
     auth_fail: bool = False
     host_key_changed: bool = False
     unreachable: bool = False
 
     def __post_init__(self) -> None:
-        if self.slow < 0:
-            raise ValueError("slow must not be negative")
+        if self.slow < 0 or self.hang_commit < 0:
+            raise ValueError("slow and hang_commit must not be negative")
         if self.reject is not None:
             re.compile(self.reject)
 
