@@ -59,6 +59,11 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 
+try:
+    from benchmarks.genrollouts import rollout_files
+except ModuleNotFoundError:  # run as a script: python benchmarks/genfleet.py
+    from genrollouts import rollout_files  # type: ignore[no-redef]
+
 RAILS = 8
 HOSTS_PER_LEAF = 32
 NODES_PER_RACK = 4
@@ -379,6 +384,7 @@ class _Render:
             "intent/devices.yaml": self.device_overrides(),
             "policies/waivers.yaml": self.waivers(),
             "rollouts/.gitkeep": "",
+            **rollout_files(self.f.n, NODES_PER_RACK, self.f.gpu_rack(self.f.racks_n - 1)),
         }
 
     # -- plumb.yaml and inventory -----------------------------------------------------

@@ -85,7 +85,7 @@ def validate(
 def schema(
     out: Annotated[Path | None, typer.Option(help="Write <kind>.schema.json files here.")] = None,
 ) -> None:
-    """JSON Schema for each file kind (plumb, inventory, intent, waivers)."""
+    """JSON Schema for each file kind (plumb, inventory, intent, waivers, rollout)."""
     if out is None:
         typer.echo(json.dumps({kind: schema_for(kind) for kind in FILE_KINDS}, indent=2))
         return
@@ -148,6 +148,7 @@ def summary(path: PathArg = Path(".")) -> None:
 
 def _register_commands() -> None:
     """Attach the command groups that live in their own modules."""
+    import plumb.cmd_rollout  # noqa: F401  (registers `plumb rollout`)
     from plumb import cmd_demo, cmd_reconcile, cmd_safety  # noqa: F401  (register on import)
     from plumb.cmd_lab import lab_app
 

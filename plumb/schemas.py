@@ -10,12 +10,14 @@ from pydantic import BaseModel
 
 from intent.models import IntentFile, PlumbConfig, WaiversFile
 from inventory.models import InventoryFile
+from rollouts.spec import RolloutFile
 
 FILE_KINDS: dict[str, type[BaseModel]] = {
     "plumb": PlumbConfig,
     "inventory": InventoryFile,
     "intent": IntentFile,
     "waivers": WaiversFile,
+    "rollout": RolloutFile,
 }
 
 

@@ -18,12 +18,18 @@ from inventory.models import Name, Strict
 
 Probability = Annotated[StrictFloat, Field(gt=0.0, lt=1.0)]
 Attribute = Annotated[str, StringConstraints(pattern=r"^(label\.)?[a-z][a-z0-9_]{0,40}$")]
+PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_*?\[\]./:-]{1,200}$")]
 
 
 class Targets(Strict):
     """Which devices the rollout covers: a ``--select`` expression (see reconciler.select)."""
 
     select: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    paths: tuple[PathGlob, ...] = Field(
+        (),
+        description="setting paths (globs, e.g. firmware/*) the rollout carries; "
+        "empty: every pending change of the selected devices",
+    )
 
 
 class Strata(Strict):
@@ -33,6 +39,13 @@ class Strata(Strict):
 
     extra_attributes: tuple[Attribute, ...] = ()
     canary_per_stratum: StrictInt = Field(1, ge=1, le=16)
+    canary_waves: StrictInt = Field(
+        1,
+        ge=1,
+        le=8,
+        description="waves the canary may span when the caps cannot hold it in one; "
+        "no later wave starts before every stratum has its canaries",
+    )
 
 
 class Waves(Strict):

@@ -15,6 +15,7 @@ from benchmarks.genfleet import FleetSummary, generate_fleet, headroom_bytes, pl
 from intent.models import IntentFile, PlumbConfig, WaiversFile
 from inventory.models import Device, InventoryFile, Link, LinkClass, Role
 from inventory.source import parse_text
+from rollouts.spec import RolloutFile
 
 REPO = Path(__file__).resolve().parents[1]
 ORION = REPO / "examples" / "orion"
@@ -36,6 +37,8 @@ EXPECTED_YAML = [
     "inventory/racks.yaml",
     "plumb.yaml",
     "policies/waivers.yaml",
+    "rollouts/firmware-hx8-2026-09.yaml",
+    "rollouts/qos-mtu-tune.yaml",
 ]
 
 KINDS: dict[str, tuple[str, type[BaseModel]]] = {
@@ -43,6 +46,7 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "inventory": ("inventory", InventoryFile),
     "intent": ("intent", IntentFile),
     "policies": ("waivers", WaiversFile),
+    "rollouts": ("rollout", RolloutFile),
 }
 
 

@@ -51,7 +51,7 @@ def plumb_refuses(kind: str, yaml_text: str) -> bool:
     return False
 
 
-def test_schema_command_writes_the_four_schemas(tmp_path: Path) -> None:
+def test_schema_command_writes_a_schema_per_file_kind(tmp_path: Path) -> None:
     """``plumb schema --out DIR`` writes one Draft 2020-12 schema per file kind."""
     done = subprocess.run(
         [str(Path(sys.executable).with_name("plumb")), "schema", "--out", str(tmp_path)],
@@ -60,7 +60,7 @@ def test_schema_command_writes_the_four_schemas(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    names = ["plumb", "inventory", "intent", "waivers"]
+    names = ["plumb", "inventory", "intent", "waivers", "rollout"]
     assert done.stdout.splitlines() == [str(tmp_path / f"{n}.schema.json") for n in names]
     for name in names:
         schema = json.loads((tmp_path / f"{name}.schema.json").read_text())

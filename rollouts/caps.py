@@ -1,0 +1,117 @@
+"""Caps on one wave (pure): how many targets it may hold in all, per rack, per power
+and cooling domain, per data-parallel replica, and as a fraction of the fleet in flight.
+
+:class:`WaveLoad` counts a wave as it is filled and names the cap a further target
+would break; :class:`PlanError` is how the planner says a spec cannot be planned,
+naming the spec field to change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rollouts.spec import Caps
+from rollouts.topology import Domain, Seat
+
+EPSILON = 1e-9
+
+
+class PlanError(ValueError):
+    """The spec cannot be planned against this fleet; ``field`` is the spec key to change
+    (under ``rollout``), e.g. ``("caps", "per_wave")``."""
+
+    def __init__(self, message: str, field: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The caps in force for every wave, with the fleet fraction turned into a count."""
+
+    wave: int | None = None
+    wave_field: str = "per_wave"
+    domains: Mapping[Domain, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, caps: Caps, fleet_devices: int) -> Limits:
+        """The limits of ``caps`` on a fleet of ``fleet_devices`` devices."""
+        wave, wave_field = caps.per_wave, "per_wave"
+        fraction = caps.fleet_fraction_in_flight
+        if fraction is not None:
+            in_flight = math.floor(fraction * fleet_devices + EPSILON)
+            if in_flight < 1:
+                raise PlanError(
+                    f"caps.fleet_fraction_in_flight {fraction:g} of the fleet's "
+                    f"{fleet_devices} devices allows no target in flight: raise it to at "
+                    f"least {1 / fleet_devices:.4g}",
+                    ("caps", "fleet_fraction_in_flight"),
+                )
+            if wave is None or in_flight < wave:
+                wave, wave_field = in_flight, "fleet_fraction_in_flight"
+        domains = {d: getattr(caps, d.value) for d in Domain if getattr(caps, d.value) is not None}
+        return cls(wave, wave_field, domains)
+
+    def describe(self) -> list[str]:
+        """``per_wave 8``-style words for every cap in force."""
+        words = [f"{self.wave_field} {self.wave}"] if self.wave is not None else []
+        return words + [f"{d.value} {cap}" for d, cap in self.domains.items()]
+
+
+class WaveLoad:
+    """The targets of one wave being filled, counted per cap."""
+
+    def __init__(self, limits: Limits, seat_of: Mapping[str, Seat], size: int | None) -> None:
+        self.limits = limits
+        self.seat_of = seat_of
+        self.size = size
+        self.members: list[str] = []
+        self.counts: dict[Domain, Counter[str]] = {d: Counter() for d in limits.domains}
+        self.gangs: set[str] = set()
+
+    def copy(self) -> WaveLoad:
+        other = WaveLoad(self.limits, self.seat_of, self.size)
+        other.members = list(self.members)
+        other.counts = {d: Counter(c) for d, c in self.counts.items()}
+        other.gangs = set(self.gangs)
+        return other
+
+    def blocker(self, target: str) -> str | None:
+        """The cap adding ``target`` would break (``per_wave``, ``per_rack``...), or None."""
+        if self.size is not None and len(self.members) >= self.size:
+            return "size"
+        if self.limits.wave is not None and len(self.members) >= self.limits.wave:
+            return self.limits.wave_field
+        domains = self.seat_of[target].domains
+        for domain, cap in self.limits.domains.items():
+            where = domains.get(domain)
+            if where is not None and self.counts[domain][where] >= cap:
+                return domain.value
+        return None
+
+    def fits(self, target: str) -> bool:
+        return self.blocker(target) is None
+
+    def add(self, target: str) -> None:
+        seat = self.seat_of[target]
+        self.members.append(target)
+        for domain in self.counts:
+            where = seat.domains.get(domain)
+            if where is not None:
+                self.counts[domain][where] += 1
+        if seat.gang is not None:
+            self.gangs.add(seat.gang)
+
+    def remove(self, target: str) -> None:
+        seat = self.seat_of[target]
+        self.members.remove(target)
+        for domain in self.counts:
+            where = seat.domains.get(domain)
+            if where is not None:
+                self.counts[domain][where] -= 1
+        if seat.gang is not None and all(self.seat_of[m].gang != seat.gang for m in self.members):
+            self.gangs.discard(seat.gang)

@@ -1,0 +1,140 @@
+"""A whole rollout plan (pure): from a reconcile :class:`~reconciler.plan.Plan` and a
+spec to strata, waves, coverage, bake and price.
+
+The targets are the devices ``targets.select`` matches that have at least one pending
+change on the carried ``targets.paths``. Selected devices already at their intent are
+listed, not planned; devices the plan could not observe are listed as unknown (their
+current versions, and so their strata, are not known).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from reconciler.plan import Plan
+from reconciler.select import select_devices
+from reconciler.settings import Change
+from rollouts.bake import BakeSizing, size_bake
+from rollouts.caps import PlanError
+from rollouts.detection import Coverage, coverage
+from rollouts.price import Stall, cap_bound, lower_bound, total_stall, wave_stall
+from rollouts.spec import RolloutSpec
+from rollouts.strata import Stratification, carried, stratify
+from rollouts.topology import Domain, FleetShape, seats
+from rollouts.waves import Wave, WavePlan, plan_waves
+
+
+class NothingToRollOut(PlanError):
+    """Every selected device already runs its intent on the carried paths."""
+
+
+@dataclass(frozen=True)
+class WaveReport:
+    """One wave with where it lands, what it stalls and how long it bakes."""
+
+    wave: Wave
+    racks: tuple[str, ...]
+    dp_replicas: tuple[str, ...]
+    strata: tuple[str, ...]
+    stall: Stall
+    bake: BakeSizing
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    spec: RolloutSpec
+    strata: Stratification
+    waves: WavePlan
+    reports: tuple[WaveReport, ...]
+    coverage: tuple[Coverage, ...]
+    total: Stall
+    lower_bound: Stall
+    cap_bound: Stall
+    selected: tuple[str, ...] = ()
+    at_intent: tuple[str, ...] = ()
+    unknown: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return self.strata.targets
+
+    def bake_minutes(self) -> float:
+        return sum(r.bake.minutes for r in self.reports)
+
+
+def rollout_changes(
+    plan: Plan, selected: Sequence[str], paths: Sequence[str]
+) -> dict[str, tuple[Change, ...]]:
+    """The carried changes of every selected device that has any."""
+    found: dict[str, tuple[Change, ...]] = {}
+    for name in selected:
+        device_plan = plan.devices.get(name)
+        if device_plan is None:
+            continue
+        changes = carried(device_plan.changes, paths)
+        if changes:
+            found[name] = changes
+    return found
+
+
+def plan_rollout(fleet: FleetShape, spec: RolloutSpec, plan: Plan) -> RolloutPlan:
+    """The rollout plan of ``spec`` for the pending changes in ``plan``."""
+    selected = select_devices(fleet.devices.values(), spec.targets.select)
+    if not selected:
+        raise PlanError(
+            f"targets.select {spec.targets.select!r} matches no device", ("targets", "select")
+        )
+    unknown = {n: e for n, e in plan.unknown().items() if n in set(selected)}
+    changes = rollout_changes(plan, selected, spec.targets.paths)
+    at_intent = tuple(n for n in selected if n not in changes and n not in unknown)
+    if not changes:
+        raise NothingToRollOut(
+            f"nothing to roll out: none of the {len(selected)} selected devices has a pending "
+            "change" + (" on targets.paths" if spec.targets.paths else ""),
+            ("targets",),
+        )
+    return plan_changes(fleet, spec, changes, selected, at_intent, unknown)
+
+
+def plan_changes(
+    fleet: FleetShape,
+    spec: RolloutSpec,
+    changes: Mapping[str, Sequence[Change]],
+    selected: Sequence[str] = (),
+    at_intent: Sequence[str] = (),
+    unknown: Mapping[str, str] | None = None,
+) -> RolloutPlan:
+    """The rollout plan of ``spec`` for per-target change lists (the pure core)."""
+    strata = stratify(fleet, changes, spec.strata.extra_attributes)
+    waves = plan_waves(fleet, spec, strata)
+    seat_of = seats(fleet, strata.targets)
+    reports = []
+    for wave in waves.waves:
+        places = [seat_of[t].domains for t in wave.targets]
+        reports.append(
+            WaveReport(
+                wave=wave,
+                racks=tuple(sorted({p[Domain.rack] for p in places})),
+                dp_replicas=tuple(
+                    sorted({p[Domain.dp_replica] for p in places if Domain.dp_replica in p})
+                ),
+                strata=tuple(s.id for s in strata.strata if set(s.members) & set(wave.targets)),
+                stall=wave_stall(wave.targets, seat_of, spec.price, drain=spec.drain),
+                bake=size_bake(spec.bake, len(wave.targets)),
+            )
+        )
+    targets = strata.targets
+    return RolloutPlan(
+        spec=spec,
+        strata=strata,
+        waves=waves,
+        reports=tuple(reports),
+        coverage=coverage(strata, waves.canary),
+        total=total_stall((w.targets for w in waves.waves), seat_of, spec.price, drain=spec.drain),
+        lower_bound=lower_bound(targets, seat_of, spec.price, drain=spec.drain),
+        cap_bound=cap_bound(targets, seat_of, waves.limits, spec.price, drain=spec.drain),
+        selected=tuple(selected),
+        at_intent=tuple(at_intent),
+        unknown=dict(unknown or {}),
+    )
