@@ -92,6 +92,19 @@ def make_plan(
     return build_plan(fleet, desired, observed, errors=errors)
 
 
+def _audit_plan(context: FleetContext, the_plan: Plan) -> None:
+    """Every plan, read-only or about to be applied, is an audit record."""
+    context.audit(
+        "plan",
+        detail={
+            "changes": the_plan.change_count(),
+            "devices": len(the_plan.changes()),
+            "unknown": len(the_plan.unknown()),
+            "refused": the_plan.refused,
+        },
+    )
+
+
 def _print_plan(plan: Plan, context: FleetContext, format: str) -> None:
     name = context.fleet.config.fleet
     if format == "json":
@@ -119,15 +132,7 @@ def plan(
                 result = make_plan(context, targets, select, show_progress=format == "text")
             finally:
                 targets.close()
-            context.audit(
-                "plan",
-                detail={
-                    "changes": result.change_count(),
-                    "devices": len(result.changes()),
-                    "unknown": len(result.unknown()),
-                    "refused": result.refused,
-                },
-            )
+            _audit_plan(context, result)
             _print_plan(result, context, format)
     if result.refused or result.unknown():
         raise typer.Exit(1)
@@ -155,8 +160,12 @@ def apply(
     format: FormatOpt = "text",
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 16,
     confirm_within: Annotated[
-        float | None,
-        typer.Option(help="Commit-confirm window in seconds (devices revert unless confirmed)."),
+        float,
+        typer.Option(
+            min=0.0,
+            help="Commit-confirm window in seconds (devices revert unless confirmed); "
+            "0 commits without a confirm window.",
+        ),
     ] = 120.0,
 ) -> None:
     """Apply the whole plan in its safe order; a second plan afterwards is empty."""
@@ -172,7 +181,7 @@ def apply(
                 yes=yes,
                 format=format,
                 concurrency=concurrency,
-                confirm_within=confirm_within,
+                confirm_within=confirm_within or None,
             )
         finally:
             targets.close()
@@ -192,6 +201,7 @@ def _apply(
     confirm_within: float | None,
 ) -> ApplyReport:
     the_plan = make_plan(context, targets, select, show_progress=format == "text")
+    _audit_plan(context, the_plan)
     if format == "text":
         sys.stdout.write(plan_text(the_plan, fleet=context.fleet.config.fleet))
     if the_plan.refused or the_plan.unknown():

@@ -179,3 +179,22 @@ def test_audit_show_lists_plan_write_and_result_records_with_the_intent_commit(
     assert {r["detail"]["outcome"] for r in results} == {"applied"}
     assert sum(r["detail"]["changes"] for r in results) == len(expected)
     lab.close()
+
+
+def test_apply_records_the_plan_it_applies(lab: LabFleet) -> None:
+    """`plumb apply` audits the plan it is about to apply, before the first write."""
+    changes = lab.plan().change_count()
+    assert run_plumb(lab.root, "apply", "--yes").returncode == 0
+    shown = run_plumb(lab.root, "audit", "show", "--json", "--limit", "10000")
+    records = [json.loads(line) for line in shown.stdout.splitlines()]
+    plans = [r for r in records if r["kind"] == "plan"]
+    assert [p["detail"]["changes"] for p in plans] == [changes]
+    first_write = next(r["seq"] for r in records if r["kind"] == "write")
+    assert plans[0]["seq"] < first_write
+
+
+def test_confirm_within_zero_commits_without_a_window(lab: LabFleet) -> None:
+    """`--confirm-within 0` commits plainly: nothing is left pending, the fleet converges."""
+    assert run_plumb(lab.root, "apply", "--yes", "--confirm-within", "0").returncode == 0
+    assert lab.store.expired_pending(float("inf")) == []
+    assert lab.plan().is_empty()
