@@ -92,8 +92,8 @@ def judge(
     floors: Mapping[str, object],
 ) -> Decision:
     """Bake the canary on the lab's metrics and judge it by the spec's abort conditions."""
-    new = {k: v for k, v in _fw(fleet, NEW).items()}
-    old = {k: v for k, v in _fw(fleet, OLD).items()}
+    new = _fw(fleet, NEW)
+    old = _fw(fleet, OLD)
     window = Window(0.0, minutes)
     samples = {}
     for metric in spec.abort.metrics:

@@ -12,7 +12,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -20,25 +20,15 @@ from rich.console import Console
 from intent.fleet import load_fleet
 from plumb.app import app, fail
 from plumb.cli import run_validation
+from plumb.cmd_reconcile import make_plan
+from plumb.context import AuditToDb, DbGuard, FleetContext
 from reconciler.drivers.lab import create_lab
 from reconciler.lab import lab_db_path
-from reconciler.loop import apply_plan, observe_all
-from reconciler.plan import Plan, build_plan
-from reconciler.render import render_desired
-from reconciler.state.db import open_state_db
+from reconciler.loop import apply_plan
 from reconciler.state.labdb import LabStore
-from reconciler.targets import Targets
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "orion"
 console = Console(highlight=False)
-
-
-def _plan(root: Path) -> tuple[Plan, Targets]:
-    fleet = load_fleet(root)
-    targets = Targets.for_fleet(fleet)
-    observed = observe_all(targets, list(fleet.devices))
-    states = {n: o.state for n, o in observed.items()}
-    return build_plan(fleet, render_desired(fleet), states), targets
 
 
 def _step(title: str) -> None:
@@ -81,41 +71,43 @@ def _reconcile(root: Path) -> None:
     store = LabStore(lab_db_path(fleet))
     create_lab(store, fleet, seed=7, drift=6)
     _step("plan: desired vs observed, cut into steps that keep every state safe")
-    plan, targets = _plan(root)
-    for s in plan.steps:
+    context = FleetContext(fleet, "plumb demo", None)
+    targets = context.targets()
+    try:
+        plan = make_plan(context, targets, None, show_progress=False)
+        for s in plan.steps:
+            console.print(
+                f"  step {s.index} {s.phase:<18} {len(s.changes):>3} device(s), "
+                f"{sum(len(c) for c in s.changes.values()):>4} change(s)"
+            )
+        console.print(f"{plan.change_count()} changes on {len(plan.changes())} devices")
+        _step("apply under the lease, audited, verified by re-observe")
+        started = time.perf_counter()
+        with context.db.lease.held(context.holder, "apply") as token:
+            report = apply_plan(
+                plan,
+                targets,
+                dry_run=False,
+                guard=DbGuard(context.db, token),
+                audit=AuditToDb(context),
+                confirm_within=120.0,
+            )
         console.print(
-            f"  step {s.index} {s.phase:<18} {len(s.changes):>3} device(s), "
-            f"{sum(len(c) for c in s.changes.values()):>4} change(s)"
+            f"{report.by_outcome()} in {time.perf_counter() - started:.1f} s; "
+            f"lab writes: {store.write_count()}"
         )
-    console.print(f"{plan.change_count()} changes on {len(plan.changes())} devices")
-    _step("apply under the lease, audited, verified by re-observe")
-    db = open_state_db(root / fleet.config.state_dir / "plumb.db")
-    started = time.perf_counter()
-    with db.lease.held("plumb demo", "apply") as token:
-
-        class Guard:
-            def before_write(self, device: str) -> None:
-                db.check_write(token)
-
-        class Audit:
-            def record(self, kind: str, **fields: Any) -> None:
-                db.audit.append(kind, actor="plumb demo", intent_commit=None, **fields)
-
-        report = apply_plan(
-            plan, targets, dry_run=False, guard=Guard(), audit=Audit(), confirm_within=120.0
+        _step("plan again: level-triggered, so a converged fleet plans nothing")
+        second = make_plan(context, targets, None, show_progress=False)
+        console.print(f"{second.change_count()} changes: the second pass is a no-op")
+        verdict = context.db.audit.verify()
+        _step("audit chain")
+        console.print(
+            f"{verdict.rows} records, hash chain {'verified' if verdict.ok else 'BROKEN'}"
         )
-    console.print(
-        f"{report.by_outcome()} in {time.perf_counter() - started:.1f} s; "
-        f"lab writes: {store.write_count()}"
-    )
-    _step("plan again: level-triggered, so a converged fleet plans nothing")
-    second, _ = _plan(root)
-    console.print(f"{second.change_count()} changes: the second pass is a no-op")
-    verdict = db.audit.verify()
-    _step("audit chain")
-    console.print(f"{verdict.rows} records, hash chain {'verified' if verdict.ok else 'BROKEN'}")
-    db.close()
-    store.close()
+    finally:
+        targets.close()
+        context.close()
+        store.close()
     if not report.ok() or not second.is_empty() or not verdict.ok:
         raise fail("the demo did not converge", 1)
 

@@ -23,10 +23,8 @@ from dataclasses import dataclass, field
 from intent.fleet import Fleet
 from inventory.index import PortLink
 from inventory.models import Role
+from policies.views import ETHERNET_OVERHEAD, RDMA_OVERHEAD
 from reconciler.settings import Scalar, State
-
-ETHERNET_OVERHEAD = 22
-RDMA_OVERHEAD = 64
 
 
 @dataclass(frozen=True, order=True)

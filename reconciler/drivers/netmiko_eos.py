@@ -153,11 +153,7 @@ class EosDriver(SwitchDriver):
         session.run("end")
 
     def _candidate(self, device: DeviceRef, candidate: object) -> EosCandidate:
-        if not isinstance(candidate, EosCandidate) or candidate.device != device.name:
-            raise TypeError(f"{device.name}: not an EOS candidate of this device: {candidate!r}")
-        if candidate.discarded:
-            raise ValueError(f"{device.name}: the candidate was discarded")
-        return candidate
+        return self.checked(device, candidate, EosCandidate, "an EOS")
 
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)

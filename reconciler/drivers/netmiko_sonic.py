@@ -136,11 +136,7 @@ class SonicDriver(SwitchDriver):
         return candidate
 
     def _candidate(self, device: DeviceRef, candidate: object) -> SonicCandidate:
-        if not isinstance(candidate, SonicCandidate) or candidate.device != device.name:
-            raise TypeError(f"{device.name}: not a SONiC candidate of this device: {candidate!r}")
-        if candidate.discarded:
-            raise ValueError(f"{device.name}: the candidate was discarded")
-        return candidate
+        return self.checked(device, candidate, SonicCandidate, "a SONiC")
 
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)
