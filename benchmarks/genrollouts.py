@@ -51,7 +51,7 @@ rollout:
         direction: higher_is_worse
         threshold: 1.03             # 3 % slower training steps is a practical regression
         alpha: 0.05
-        min_samples: 5
+        min_samples: 2              # the 2-node canary vs 30 controls: exact p down to 1/496
     hard_faults: [fec_uncorrectable, unreachable, unknown, acceptance_failed]
   rollback:
     scope: wave

@@ -148,6 +148,7 @@ def summary(path: PathArg = Path(".")) -> None:
 
 def _register_commands() -> None:
     """Attach the command groups that live in their own modules."""
+    import plumb.cmd_rollback  # registers `plumb rollback` and `plumb pins`
     import plumb.cmd_rollout  # noqa: F401  (registers `plumb rollout`)
     from plumb import cmd_demo, cmd_reconcile, cmd_safety  # noqa: F401  (register on import)
     from plumb.cmd_lab import lab_app

@@ -13,14 +13,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ci.planfmt import apply_json, dumps, plan_json, plan_text
-from intent.fleet import Fleet
 from plumb.app import FormatOpt, PathArg, SelectOpt, app, check_format, fail
 from plumb.context import AuditToDb, DbGuard, FleetContext, fleet_context
 from reconciler.errors import FencedOut, Frozen
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Plan, build_plan
 from reconciler.render import render_desired
-from reconciler.select import SelectError, select_devices
+from reconciler.select import SelectError, neighbours, select_devices
 from reconciler.settings import State
 from reconciler.state.db import StateBusy
 from reconciler.state.lease import LeaseHeld
@@ -57,13 +56,6 @@ def _errors_exit_with(code: int) -> Iterator[None]:
         raise
 
 
-def neighbours(fleet: Fleet, names: list[str]) -> list[str]:
-    """Devices cabled to the selection but outside it: observed for the safety proof."""
-    chosen = set(names)
-    found = {pl.peer.device for n in names for pl in fleet.cabling.ports(n)}
-    return sorted(found - chosen)
-
-
 def make_plan(
     context: FleetContext, targets: Targets, select: str | None, *, show_progress: bool
 ) -> Plan:
@@ -89,7 +81,8 @@ def make_plan(
     observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
     errors = {n: o.error for n, o in observations.items() if o.error}
     desired = render_desired(fleet, names)
-    return build_plan(fleet, desired, observed, errors=errors)
+    holds = context.db.journal.holds()  # rollback pins: shown as HELD, never re-applied
+    return build_plan(fleet, desired, observed, errors=errors, holds=holds)
 
 
 def _audit_plan(context: FleetContext, the_plan: Plan) -> None:

@@ -8,7 +8,9 @@ makes the canary impossible, a target is unknown, the reconcile plan is refused)
 
 from __future__ import annotations
 
+import hashlib
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,9 +21,14 @@ from intent.fleet import Fleet
 from inventory.problems import InputError
 from plumb.app import FormatOpt, PathArg, app, check_format, fail
 from plumb.cmd_reconcile import make_plan
-from plumb.context import fleet_context
+from plumb.context import FleetContext, fleet_context
+from plumb.rolloutrt import rollout_runtime
+from reconciler.errors import FencedOut, Frozen
 from reconciler.lab import lab_db_path
 from reconciler.select import select_devices
+from reconciler.state.db import StateBusy
+from reconciler.state.journal import RolloutStatus, WaveStatus
+from reconciler.state.lease import LeaseHeld, LeaseToken
 from reconciler.targets import rule_for
 from rollouts.caps import PlanError
 from rollouts.load import LoadedSpec, load_rollout
@@ -104,3 +111,242 @@ def _print(
         sys.stdout.write(dumps(document))
     else:
         sys.stdout.write(rollout_plan_text(result, fleet=fleet))
+
+
+# -- execution ----------------------------------------------------------------------------
+
+IdArg = Annotated[str, typer.Argument(help="Rollout id (see `plumb rollout list`).")]
+EXIT_HELD = 3
+
+
+def _exit_for(status: RolloutStatus) -> int:
+    if status is RolloutStatus.completed:
+        return 0
+    if status is RolloutStatus.held:
+        return EXIT_HELD
+    return 1
+
+
+def _lease(context: FleetContext, purpose: str) -> AbstractContextManager[LeaseToken]:
+    try:
+        return context.db.lease.held(context.holder, purpose)
+    except (LeaseHeld, StateBusy) as exc:
+        raise fail(f"{exc}; if that process is gone: plumb lease break", 1) from None
+
+
+def _show_status(context: FleetContext, rollout: str, format: str) -> None:
+    from ci.journalfmt import status_json, status_text
+
+    journal = context.db.journal
+    row = journal.get(rollout)
+    if row is None:
+        raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+    args = (row, journal.waves(rollout), journal.targets(rollout), journal.pins(rollout))
+    if format == "json":
+        sys.stdout.write(dumps(status_json(*args)))
+    else:
+        sys.stdout.write(status_text(*args))
+
+
+def _drive(context: FleetContext, rollout: str, token: LeaseToken, show: bool) -> RolloutStatus:
+    from rollouts.execute import RolloutStopped, drive
+
+    names = [t.device for t in context.db.journal.targets(rollout)]
+    with rollout_runtime(context, token, names, show=show) as runtime:
+        try:
+            return drive(runtime, rollout)
+        except (RolloutStopped, Frozen, FencedOut) as exc:
+            context.db.journal.set_status(rollout, RolloutStatus.held, f"stopped: {exc}")
+            typer.echo(f"stopped: {exc}; resume with: plumb rollout resume {rollout}", err=True)
+            return RolloutStatus.held
+
+
+def _refuse_active(context: FleetContext) -> None:
+    for row in context.db.journal.all():
+        if row.status.active:
+            raise fail(
+                f"rollout {row.id} is {row.status.value}: resume it "
+                f"(plumb rollout resume {row.id}) or abort it first",
+                1,
+            )
+
+
+@rollout_app.command("start")
+def rollout_start(
+    spec: SpecArg,
+    path: PathArg = Path("."),
+    format: FormatOpt = "text",
+) -> None:
+    """Start a rollout from a committed spec and intent: waves, bake, judgment, and
+    automatic rollback on abort when the spec says so.
+
+    Exit 0 completed, 1 aborted (rolled back or not) or refused, 2 bad input,
+    3 held (resume later)."""
+    from rollouts.gitpin import NotDeclared, declared
+    from rollouts.planning import NothingToRollOut, plan_rollout, rollout_changes
+    from rollouts.start import Provenance, begin
+
+    check_format(format)
+    with fleet_context(path) as context:
+        fleet = context.fleet
+        loaded = _load_spec(fleet, spec)
+        spec_rel = Path(loaded.doc.path).as_posix()
+        try:
+            declaration = declared(fleet.root, spec_rel)
+        except NotDeclared as exc:
+            raise fail(f"not starting: {exc}") from None
+        _refuse_active(context)
+        with _lease(context, f"rollout {loaded.spec.name}") as token:
+            targets = context.targets()
+            try:
+                observed = make_plan(
+                    context, targets, loaded.spec.targets.select, show_progress=False
+                )
+            finally:
+                targets.close()
+            if observed.refused:
+                raise fail(f"the reconcile plan is refused: {observed.refused}", 1)
+            try:
+                result = plan_rollout(fleet, loaded.spec, observed)
+            except NothingToRollOut as exc:
+                typer.echo(f"{loaded.doc.path}: {exc.message}")
+                return
+            except PlanError as exc:
+                raise fail(f"{loaded.where(*exc.field)}: {exc.message}", 1) from None
+            if result.unknown:
+                raise fail(
+                    f"not starting: {len(result.unknown)} target(s) could not be observed: "
+                    + ", ".join(sorted(result.unknown)[:5]),
+                    1,
+                )
+            changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
+            provenance = Provenance(
+                spec_path=spec_rel,
+                spec_text=(fleet.root / spec_rel).read_bytes(),
+                spec_commit=declaration.spec_commit,
+                intent_commit=declaration.intent_commit,
+                actor=context.actor,
+            )
+            with rollout_runtime(context, token, list(result.targets), show=False) as runtime:
+                rollout = begin(runtime, result, changes, provenance)
+            if format == "text":
+                typer.echo(
+                    f"started rollout {rollout}: {len(result.targets)} targets in "
+                    f"{len(result.reports)} waves (spec @ {declaration.spec_commit[:12]}, "
+                    f"intent @ {declaration.intent_commit[:12]})"
+                )
+            status = _drive(context, rollout, token, show=format == "text")
+        _show_status(context, rollout, format)
+    raise typer.Exit(_exit_for(status))
+
+
+@rollout_app.command("resume")
+def rollout_resume(rollout: IdArg, path: PathArg = Path("."), format: FormatOpt = "text") -> None:
+    """Resume a rollout after a crash, a hold or a stop: targets that were in flight are
+    re-observed before anything is written. Refused if the spec changed since start."""
+    from rollouts.gitpin import spec_changed_since
+
+    check_format(format)
+    with fleet_context(path) as context:
+        row = context.db.journal.get(rollout)
+        if row is None:
+            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+        if not row.status.active:
+            raise fail(f"rollout {rollout} is {row.status.value}: nothing to resume", 1)
+        spec_file = context.fleet.root / row.spec_path
+        current = spec_file.read_bytes() if spec_file.is_file() else b""
+        edited = hashlib.sha256(current).hexdigest() != row.spec_sha256
+        if not edited and row.spec_commit:
+            edited = spec_changed_since(context.fleet.root, row.spec_path, row.spec_commit)
+        if edited:
+            raise fail(
+                f"{row.spec_path} was edited since rollout {rollout} started (spec @ "
+                f"{(row.spec_commit or '?')[:12]}): a rollout runs the spec it was declared "
+                f"with. Abort it (plumb rollout abort {rollout}) and start a new one."
+            )
+        with _lease(context, f"rollout {rollout}") as token:
+            context.audit("rollout", detail={"rollout": rollout, "event": "resumed"})
+            if row.status is RolloutStatus.rolling_back:
+                status = _finish_rollback(context, rollout, token, show=format == "text")
+            else:
+                status = _drive(context, rollout, token, show=format == "text")
+        _show_status(context, rollout, format)
+    raise typer.Exit(_exit_for(status))
+
+
+def _finish_rollback(
+    context: FleetContext, rollout: str, token: LeaseToken, *, show: bool
+) -> RolloutStatus:
+    """A rollback that a crash interrupted: run it again (restores are idempotent)."""
+    from rollouts.execute import load_context
+    from rollouts.rollback import rollback
+
+    journal = context.db.journal
+    names = [t.device for t in journal.targets(rollout)]
+    aborted = [w.number for w in journal.waves(rollout) if w.status is WaveStatus.aborted]
+    with rollout_runtime(context, token, names, show=show) as runtime:
+        spec = load_context(runtime, rollout).spec
+        row = journal.get(rollout)
+        reason = (row.reason if row else None) or "resumed rollback"
+        rollback(
+            runtime,
+            rollout,
+            scope=spec.rollback.scope,
+            wave=aborted[-1] if aborted else None,
+            reason=reason,
+        )
+    final = journal.get(rollout)
+    return final.status if final else RolloutStatus.aborted
+
+
+@rollout_app.command("status")
+def rollout_status(
+    rollout: Annotated[str | None, typer.Argument(help="Rollout id; default: the latest.")] = None,
+    path: PathArg = Path("."),
+    format: FormatOpt = "text",
+) -> None:
+    """Waves, each decision with its evidence and numbers, strata, cost so far."""
+    check_format(format)
+    with fleet_context(path) as context:
+        if rollout is None:
+            rows = context.db.journal.all()
+            if not rows:
+                raise fail("no rollouts recorded yet", 1)
+            rollout = rows[-1].id
+        _show_status(context, rollout, format)
+
+
+@rollout_app.command("list")
+def rollout_list(path: PathArg = Path(".")) -> None:
+    """Every recorded rollout with its status."""
+    from ci.journalfmt import list_text
+
+    with fleet_context(path) as context:
+        journal = context.db.journal
+        rows = journal.all()
+        sys.stdout.write(list_text(rows, {r.id: journal.waves(r.id) for r in rows}))
+
+
+@rollout_app.command("abort")
+def rollout_abort(
+    rollout: IdArg,
+    path: PathArg = Path("."),
+    reason: Annotated[
+        str, typer.Option(help="Why (kept in the journal and audit).")
+    ] = "aborted by operator",
+) -> None:
+    """Stop a rollout: nothing more is applied (a running process stops before its next
+    step). Its changed targets stay as they are; `plumb rollback ID` restores them."""
+    with fleet_context(path) as context:
+        row = context.db.journal.get(rollout)
+        if row is None:
+            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+        if not row.status.active:
+            raise fail(f"rollout {rollout} is {row.status.value} already", 1)
+        context.db.journal.set_status(rollout, RolloutStatus.aborted, reason)
+        context.audit("rollout", detail={"rollout": rollout, "event": "aborted", "reason": reason})
+        written = [t.device for t in context.db.journal.targets(rollout) if t.status.written]
+        typer.echo(
+            f"rollout {rollout} aborted; {len(written)} target(s) were changed: "
+            f"roll them back with `plumb rollback {rollout}`"
+        )

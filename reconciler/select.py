@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from inventory.models import Device
+
+if TYPE_CHECKING:
+    from intent.fleet import Fleet
 
 _FIELDS: dict[str, Callable[[Device], str]] = {
     "name": lambda d: d.name,
@@ -69,3 +73,10 @@ def select_devices(devices: Iterable[Device], expr: str | None) -> list[str]:
         return [d.name for d in devices]
     predicate = parse_select(expr)
     return [d.name for d in devices if predicate(d)]
+
+
+def neighbours(fleet: Fleet, names: Iterable[str]) -> list[str]:
+    """Devices cabled to the selection but outside it: observed for the safety proof."""
+    chosen = set(names)
+    found = {pl.peer.device for n in chosen for pl in fleet.cabling.ports(n)}
+    return sorted(found - chosen)

@@ -39,6 +39,9 @@ class AuditKind(StrEnum):
     lease = "lease"
     freeze = "freeze"
     rollback = "rollback"
+    rollout = "rollout"
+    lifecycle = "lifecycle"
+    pin = "pin"
 
 
 class AuditFault(StrEnum):

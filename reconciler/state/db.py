@@ -1,12 +1,11 @@
 """The fleet's control database, ``<repo>/<state_dir>/plumb.db``: one SQLite file in WAL
-mode holding the single-writer lease, the freeze switch and the audit log (and, by
-appending a migration, anything else that must survive a crash, such as a rollout
-journal).
+mode holding the single-writer lease, the freeze switch, the audit log and the rollout
+journal with its rollback pins (:mod:`reconciler.state.journal`).
 
 :func:`open_state_db` creates the file if needed and brings its schema up to date with
 forward-only migrations; :class:`StateDB` owns the connection and hands out
-``.lease``, ``.freeze`` and ``.audit``. Every statement runs behind one lock, so worker
-threads may share a ``StateDB``; writes use ``BEGIN IMMEDIATE`` so two processes
+``.lease``, ``.freeze``, ``.audit`` and ``.journal``. Every statement runs behind one
+lock, so worker threads may share a ``StateDB``; writes use ``BEGIN IMMEDIATE`` so two processes
 serialise on the file instead of failing half-way.
 """
 
@@ -22,6 +21,7 @@ from types import TracebackType
 
 from reconciler.state.audit import Audit
 from reconciler.state.freeze import Freeze
+from reconciler.state.journal import JOURNAL_MIGRATION, Journal
 from reconciler.state.lease import Lease, LeaseToken
 
 BUSY_TIMEOUT_MS = 5000
@@ -69,6 +69,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
            BEGIN SELECT RAISE(ABORT, 'audit log is append-only: DELETE refused'); END""",
     ),
+    JOURNAL_MIGRATION,
 )
 
 
@@ -95,6 +96,7 @@ class StateDB:
         self.audit = Audit(self)
         self.lease = Lease(self, self.audit)
         self.freeze = Freeze(self, self.audit)
+        self.journal = Journal(self)
 
     def now(self) -> datetime:
         """The current time in UTC (from the clock given to :func:`open_state_db`)."""

@@ -47,6 +47,7 @@ SIGNAL_OF_FAULT = {
     HardFault.acceptance_failed: Signal.acceptance,
 }
 _PER_HOUR = 60.0 / SAMPLE_MINUTES
+CLOCK_TOLERANCE_MINUTES = 1e-6
 
 
 def inventory_attributes(fleet: Fleet, name: str) -> tuple[dict[str, Scalar], dict[str, str]]:
@@ -79,7 +80,7 @@ class LabMetricsSource:
     def _window(self, window: TimeWindow) -> Window | SourceFailure:
         lab = Window(lab_minutes(window.start), lab_minutes(window.end))
         now = self.clock.now()
-        if lab.end > now:
+        if lab.end > now + CLOCK_TOLERANCE_MINUTES:  # datetimes round to microseconds
             return SourceFailure(
                 "lab",
                 f"window ends {window.end.isoformat()} but the lab clock is at "

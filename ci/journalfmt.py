@@ -1,0 +1,193 @@
+"""Render the rollout journal: ``plumb rollout status`` as text, or stable JSON
+(``plumb.rollout-status/v1``, documented in docs/rollouts.md), and ``rollout list``.
+
+Status shows, per wave, each decision with its evidence: every measurement's message
+(the statistic, p-value, threshold, noise floor and group sizes), the query a
+metric ran when it has one, and the control group; then strata coverage and the cost
+so far against the plan and its lower bound."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from reconciler.state.journal import Pin, RolloutRow, TargetRow, WaveRow
+
+ROLLOUT_STATUS_SCHEMA = "plumb.rollout-status/v1"
+NAMES_SHOWN = 8
+
+
+def _hm(minutes: float | None) -> str:
+    if minutes is None:
+        return "-"
+    return f"{int(minutes // 60)}h{int(minutes % 60):02d}m"
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = " ".join(names[:NAMES_SHOWN])
+    return shown + (f" (+{len(names) - NAMES_SHOWN} more)" if len(names) > NAMES_SHOWN else "")
+
+
+def cost_so_far(row: RolloutRow, waves: Sequence[WaveRow]) -> dict[str, float]:
+    stall = row.plan.get("stall", {})
+    spent = sum(w.stall_gpu_hours for w in waves)
+    price = float(stall.get("usd_per_gpu_hour", 0.0))
+    return {
+        "stalled_gpu_hours": spent,
+        "stalled_usd": spent * price,
+        "planned_gpu_hours": float(stall.get("planned_gpu_hours", 0.0)),
+        "lower_bound_gpu_hours": float(stall.get("lower_bound_gpu_hours", 0.0)),
+    }
+
+
+def _queries(row: RolloutRow) -> dict[str, str]:
+    metrics = row.plan.get("spec", {}).get("abort", {}).get("metrics", [])
+    return {m["name"]: m["query"] for m in metrics if m.get("query")}
+
+
+def status_json(
+    row: RolloutRow, waves: Sequence[WaveRow], targets: Sequence[TargetRow], pins: Sequence[Pin]
+) -> dict[str, Any]:
+    return {
+        "schema": ROLLOUT_STATUS_SCHEMA,
+        "rollout": {
+            "id": row.id,
+            "spec": row.spec_name,
+            "spec_path": row.spec_path,
+            "spec_sha256": row.spec_sha256,
+            "spec_commit": row.spec_commit,
+            "intent_commit": row.intent_commit,
+            "status": row.status.value,
+            "reason": row.reason,
+            "actor": row.actor,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+        },
+        "strata": row.plan.get("strata", []),
+        "coverage": row.plan.get("coverage", []),
+        "cost": cost_so_far(row, waves),
+        "waves": [
+            {
+                "number": w.number,
+                "canary": w.canary,
+                "status": w.status.value,
+                "attempts": w.attempts,
+                "targets": [t.device for t in targets if t.wave == w.number],
+                "bake_minutes": w.bake_minutes,
+                "bake_window_minutes": [w.bake_start, w.bake_end],
+                "stall_gpu_hours": w.stall_gpu_hours,
+                "decision": w.decision,
+                "evidence": w.evidence,
+            }
+            for w in waves
+        ],
+        "targets": [
+            {
+                "device": t.device,
+                "wave": t.wave,
+                "status": t.status.value,
+                "lifecycle": t.lifecycle.value,
+                "writes": t.writes,
+                "before_recorded_at": t.before_at,
+                "error": t.error,
+            }
+            for t in targets
+        ],
+        "pins": [
+            {"device": p.device, "path": p.path, "value": p.value, "reason": p.reason} for p in pins
+        ],
+    }
+
+
+def _evidence_lines(wave: WaveRow, queries: dict[str, str]) -> list[str]:
+    evidence = wave.evidence or {}
+    lines = [
+        f"      decision {str(wave.decision).upper()} over {evidence.get('window', ['?'])[0]}"
+        f" .. {evidence.get('window', ['?', '?'])[-1]}; controls: {evidence.get('controls', 0)}"
+        f" ({evidence.get('control_group', '-')})"
+    ]
+    for m in evidence.get("measurements", []):
+        mark = {"successful": "ok", "failed": "FAILED", "error": "ERROR"}.get(
+            m["phase"], m["phase"].upper()
+        )
+        lines.append(f"        {mark:<12} {m['message']}")
+        if m["metric"] in queries:
+            lines.append(f"        {'':<12} query: {queries[m['metric']]}")
+    for name, floor in (evidence.get("noise_floors") or {}).items():
+        lines.append(f"        {'A/A':<12} {floor['message']}")
+        del name
+    return lines
+
+
+def status_text(
+    row: RolloutRow, waves: Sequence[WaveRow], targets: Sequence[TargetRow], pins: Sequence[Pin]
+) -> str:
+    out = [f"rollout {row.id}: {row.status.value.upper().replace('_', ' ')}"]
+    commit = (row.spec_commit or "uncommitted")[:12]
+    out.append(
+        f"  spec {row.spec_path} @ {commit} (sha256 {row.spec_sha256[:12]}), intent @ "
+        f"{(row.intent_commit or '-')[:12]}; started by {row.actor} at {row.created_at}"
+    )
+    if row.reason:
+        out.append(f"  reason: {row.reason}")
+    out.append("strata")
+    coverage = {c["stratum"]: c for c in row.plan.get("coverage", [])}
+    for stratum in row.plan.get("strata", []):
+        c = coverage.get(stratum["id"], {})
+        key = " ".join(f"{k}={v}" for k, v in stratum["key"] if k.startswith("label.")) or "-"
+        out.append(
+            f"  {stratum['id']:<4} {len(stratum['members']):>4} targets  canary "
+            f"{_names(c.get('canaries', [])) or '-':<20} covered {c.get('stratified', 0):.3f} "
+            f"(random canary {c.get('random', 0):.3f})  {key}"
+        )
+    out.append("waves")
+    queries = _queries(row)
+    by_wave: dict[int, list[TargetRow]] = {}
+    for t in targets:
+        by_wave.setdefault(t.wave, []).append(t)
+    for wave in waves:
+        mine = by_wave.get(wave.number, [])
+        kind = "canary" if wave.canary else "wave"
+        states = Counter(t.status.value for t in mine)
+        out.append(
+            f"  {wave.number:>3} {kind:<6} {wave.status.value:<11} {len(mine):>3} targets "
+            f"[{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}]  bake "
+            f"{_hm(wave.bake_minutes)}  stalled {wave.stall_gpu_hours:.1f} GPU-h"
+            + (f"  attempts {wave.attempts}" if wave.attempts > 1 else "")
+        )
+        out.append(f"      targets: {_names([t.device for t in mine])}")
+        if wave.evidence:
+            out += _evidence_lines(wave, queries)
+    states = Counter(t.status.value for t in targets)
+    cycles = Counter(t.lifecycle.value for t in targets)
+    out.append(
+        "targets: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(states.items()))
+        + "; lifecycle: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(cycles.items()))
+    )
+    cost = cost_so_far(row, waves)
+    out.append(
+        f"cost so far: stalled {cost['stalled_gpu_hours']:.1f} GPU-h "
+        f"(${cost['stalled_usd']:,.0f}); plan {cost['planned_gpu_hours']:.1f} GPU-h, "
+        f"lower bound {cost['lower_bound_gpu_hours']:.1f} GPU-h"
+    )
+    if pins:
+        devices = len({p.device for p in pins})
+        out.append(f"pins: {len(pins)} field(s) on {devices} device(s) held at their before-state")
+    return "\n".join(out) + "\n"
+
+
+def list_text(rows: Sequence[RolloutRow], waves: dict[str, list[WaveRow]]) -> str:
+    if not rows:
+        return "no rollouts recorded\n"
+    out = [f"{'id':<36} {'status':<12} {'waves':>9}  {'updated':<25} reason"]
+    for row in rows:
+        mine = waves.get(row.id, [])
+        done = sum(1 for w in mine if w.status.value == "passed")
+        out.append(
+            f"{row.id:<36} {row.status.value:<12} {done:>4}/{len(mine):<4}  "
+            f"{row.updated_at[:25]:<25} {(row.reason or '')[:80]}"
+        )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,148 @@
+"""``plumb rollback ID``: restore a rollout's recorded before-states, verify them, and
+pin the restored fields; ``plumb pins list|release``: the pins that keep the
+level-triggered reconciler from re-applying rolled-back intent.
+
+Exit codes: 0 restored and verified, 1 some target could not be restored (named),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from plumb.app import PathArg, app, fail
+from plumb.cmd_rollout import IdArg, _lease, _show_status
+from plumb.context import fleet_context
+from plumb.rolloutrt import rollout_runtime
+from reconciler.errors import FencedOut, Frozen
+from reconciler.state.journal import RolloutStatus, WaveStatus
+from rollouts.spec import RollbackScope
+
+pins_app = typer.Typer(
+    help="Rollback pins: fields held at their before-state.", no_args_is_help=True
+)
+
+
+@app.command("rollback")
+def rollback_command(
+    rollout: IdArg,
+    path: PathArg = Path("."),
+    scope: Annotated[
+        RollbackScope | None,
+        typer.Option(help="target | wave | rollout (default: the spec's rollback scope)."),
+    ] = None,
+    target: Annotated[
+        list[str] | None, typer.Option("--target", "-t", help="Restore this target (repeat).")
+    ] = None,
+    wave: Annotated[int | None, typer.Option(help="The wave for scope wave/target.")] = None,
+    emergency: Annotated[
+        bool,
+        typer.Option(help="Every written target at once, in parallel; no waiting between waves."),
+    ] = False,
+    reason: Annotated[str, typer.Option(help="Why (journal, audit, pins).")] = "operator rollback",
+    revert_branch: Annotated[
+        str | None,
+        typer.Option(help="Also commit a git revert of the intent change on this new branch."),
+    ] = None,
+) -> None:
+    """Restore the recorded before-states, verify by re-observe, pin the fields."""
+    from rollouts.execute import RolloutStopped, load_context
+    from rollouts.gitpin import NotDeclared, intent_change
+    from rollouts.gitpin import revert_branch as make_branch
+    from rollouts.rollback import RollbackError, rollback
+
+    with fleet_context(path) as context:
+        journal = context.db.journal
+        row = journal.get(rollout)
+        if row is None:
+            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+        names = [t.device for t in journal.targets(rollout)]
+        with (
+            _lease(context, f"rollback {rollout}") as token,
+            rollout_runtime(context, token, names, show=True) as runtime,
+        ):
+            spec = load_context(runtime, rollout).spec
+            if row.status.active and row.status is not RolloutStatus.rolling_back:
+                journal.set_status(rollout, RolloutStatus.aborted, reason)
+            chosen_scope = RollbackScope.target if target else (scope or spec.rollback.scope)
+            if wave is None:
+                aborted = [
+                    w.number for w in journal.waves(rollout) if w.status is WaveStatus.aborted
+                ]
+                wave = aborted[-1] if aborted else None
+            try:
+                report = rollback(
+                    runtime,
+                    rollout,
+                    scope=chosen_scope,
+                    wave=wave,
+                    names=target or (),
+                    emergency=emergency,
+                    reason=reason,
+                )
+            except RollbackError as exc:
+                raise fail(str(exc)) from None
+            except (RolloutStopped, Frozen, FencedOut) as exc:
+                raise fail(f"rollback stopped: {exc}; run it again once cleared", 1) from None
+        typer.echo(
+            f"rollback ({report.scope}): restored {len(report.restored)} target(s), "
+            f"{len(report.already)} already at their before-state, "
+            f"{len(report.failed)} failed; {report.pinned} field(s) pinned"
+        )
+        for name, error in sorted(report.failed.items()):
+            typer.echo(f"  FAILED {name}: {error}", err=True)
+        if report.refused:
+            typer.echo(f"  REFUSED: {report.refused}", err=True)
+        if revert_branch:
+            change = intent_change(context.fleet.root, row.intent_commit or "HEAD")
+            if change is None:
+                typer.echo("no intent commit to revert", err=True)
+            else:
+                try:
+                    made = make_branch(context.fleet.root, change, revert_branch)
+                except NotDeclared as exc:
+                    raise fail(str(exc), 1) from None
+                context.audit(
+                    "rollback",
+                    detail={"rollout": rollout, "revert_branch": revert_branch, "commit": made},
+                )
+                typer.echo(
+                    f"wrote a revert of {change[:12]} on branch {revert_branch} ({made[:12]}) "
+                    "for review; your checkout is unchanged"
+                )
+        _show_status(context, rollout, "text")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@pins_app.command("list")
+def pins_list(path: PathArg = Path(".")) -> None:
+    """Active pins: device, field, held value, reason."""
+    with fleet_context(path) as context:
+        pins = context.db.journal.pins()
+        if not pins:
+            typer.echo("no active pins")
+            return
+        for pin in pins:
+            typer.echo(f"{pin.device} {pin.path} = {pin.value!r}  ({pin.reason})")
+
+
+@pins_app.command("release")
+def pins_release(
+    path: PathArg = Path("."),
+    rollout: Annotated[str | None, typer.Option(help="Release the pins of this rollout.")] = None,
+    device: Annotated[str | None, typer.Option(help="Release the pins of this device.")] = None,
+) -> None:
+    """Release pins once the intent is fixed: the reconciler owns the fields again."""
+    if rollout is None and device is None:
+        raise fail("name --rollout or --device")
+    with fleet_context(path) as context:
+        count = context.db.journal.release_pins(context.actor, rollout=rollout, device=device)
+        context.audit("pin", detail={"released": count, "rollout": rollout, "device": device})
+        typer.echo(f"released {count} pin(s)")
+
+
+app.add_typer(pins_app, name="pins")

@@ -1,0 +1,608 @@
+"""Run a journaled rollout: every wave walks a resumable state machine whose position
+is in the journal, so a process killed anywhere resumes where the journal says.
+
+Per wave::
+
+    pending -> draining -> applying -> accepting -> baking -> assessing -> passed
+                (drain only)            (drain only)                   \\-> held / aborted
+
+* **draining**: nodes go in_service -> draining -> maintenance (their gangs stop; the
+  stall is counted from here until they return to service);
+* **applying**: targets without a before-state are observed and their before-states
+  recorded durably, all in one transaction, *before* the first write; targets a crash
+  left ``in_flight`` or ``unknown`` are re-observed first (at the intended state:
+  applied, no second write; otherwise written once more from what they hold). The
+  writes go through the reconciler's proven-safe order under the lease, audited, and
+  are verified by re-observing;
+* **accepting**: firmware changes reboot the node; every drained node then passes
+  acceptance to return to service, or goes to repair;
+* **baking**: the bake's end is journaled, so a restart waits only for what is left;
+* **assessing**: the declared abort conditions over the bake window, wave targets
+  against controls (targets not yet changed; when too few remain, targets of waves
+  that passed), with an A/A noise floor measured on the controls themselves.
+
+A held wave bakes once more on resume and is judged again; an aborted wave stops the
+rollout and, with ``rollback.automatic``, rolls back the declared scope.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from inventory.problems import Location
+from reconciler import failpoint
+from reconciler.drivers.base import Outcome
+from reconciler.loop import DeviceResult, Observation, apply_plan, observe_all
+from reconciler.plan import build_plan
+from reconciler.select import neighbours
+from reconciler.settings import Owned, Scalar, State
+from reconciler.state.journal import (
+    Lifecycle,
+    RolloutRow,
+    RolloutStatus,
+    TargetRow,
+    TargetStatus,
+    WaveRow,
+    WaveStatus,
+)
+from rollouts import lifecycle
+from rollouts.assess import assess_wave, measure_noise_floor
+from rollouts.evidence import (
+    Decision,
+    Json,
+    Measurement,
+    NoiseFloor,
+    Phase,
+    WaveAssessment,
+    summarise,
+)
+from rollouts.judge import FaultCounts, MetricSamples
+from rollouts.runtime import Runtime
+from rollouts.sources import TimeWindow, collect
+from rollouts.spec import HardFault, RolloutSpec
+
+WRITE_PATHS_NEEDING_REBOOT = ("firmware/",)
+_OUTCOME_STATUS = {
+    Outcome.applied: TargetStatus.applied,
+    Outcome.unchanged: TargetStatus.applied,
+    Outcome.failed: TargetStatus.failed,
+    Outcome.unknown: TargetStatus.unknown,
+}
+
+
+class RolloutStopped(Exception):
+    """The kill switch or a lost lease stopped the rollout before a write."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """One rollout as the executor sees it."""
+
+    row: RolloutRow
+    spec: RolloutSpec
+
+    @property
+    def id(self) -> str:
+        return self.row.id
+
+
+def load_context(rt: Runtime, rollout: str) -> Context:
+    row = rt.db.journal.get(rollout)
+    if row is None:
+        raise KeyError(rollout)
+    return Context(row, RolloutSpec.model_validate(row.plan["spec"]))
+
+
+def owner(rollout: str, what: str) -> Location:
+    return Location(f"<rollout {rollout} {what}>", 0, 0)
+
+
+def needs_reboot(paths: Sequence[str]) -> bool:
+    return any(p.startswith(WRITE_PATHS_NEEDING_REBOOT) for p in paths)
+
+
+# -- observation ------------------------------------------------------------------------
+
+
+def observe(rt: Runtime, names: Sequence[str]) -> dict[str, Observation]:
+    """Observe ``names`` and their cabled neighbours (for the safety proof)."""
+    everyone = list(names) + neighbours(rt.fleet, names)
+    return observe_all(rt.targets, everyone, concurrency=rt.concurrency)
+
+
+def at(state: State | None, wanted: Mapping[str, Scalar]) -> bool:
+    return state is not None and all(state.get(p) == v for p, v in wanted.items())
+
+
+# -- lifecycle --------------------------------------------------------------------------
+
+
+def move(rt: Runtime, ctx: Context, rows: Sequence[TargetRow], wanted: Lifecycle) -> None:
+    """Walk each drained target to ``wanted`` through allowed transitions, journaled
+    and audited step by step."""
+    paths = {
+        row.device: lifecycle.path_to(row.lifecycle, wanted)
+        for row in rows
+        if row.lifecycle is not Lifecycle.not_drained
+    }
+    for index in range(max((len(p) for p in paths.values()), default=0)):
+        groups: dict[Lifecycle, list[str]] = {}
+        for device, path in paths.items():
+            if index < len(path):
+                groups.setdefault(path[index], []).append(device)
+        for state, names in groups.items():
+            rt.db.journal.set_lifecycle(ctx.id, names, state)
+            rt.record("lifecycle", detail={"rollout": ctx.id, "to": state.value, "nodes": names})
+
+
+# -- the wave steps ---------------------------------------------------------------------
+
+
+def _drain(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
+    rows = rt.db.journal.targets(ctx.id, wave.number)
+    if wave.drain_start is None:
+        rt.db.journal.update_wave(ctx.id, wave.number, drain_start=rt.clock.now())
+    rt.reporter.message(f"wave {wave.number}: draining {len(rows)} node(s)")
+    move(rt, ctx, rows, Lifecycle.maintenance)
+    return WaveStatus.applying
+
+
+def _record_befores(
+    rt: Runtime, ctx: Context, rows: Sequence[TargetRow], seen: Mapping[str, Observation]
+) -> None:
+    """Durable before-states for every target that has none, before any write."""
+    journal = rt.db.journal
+    fresh = [r for r in rows if r.status is TargetStatus.pending]
+    befores = {
+        r.device: {p: state.get(p) for p in r.intended}
+        for r in fresh
+        if (state := seen[r.device].state) is not None
+    }
+    if befores:
+        journal.record_before(ctx.id, befores)
+    blind = {r.device: seen[r.device].error for r in fresh if r.device not in befores}
+    if blind:
+        errors = {n: f"before-state not observable: {e}" for n, e in blind.items()}
+        journal.set_targets(ctx.id, blind, TargetStatus.failed, errors=errors)
+
+
+def _settle(
+    rt: Runtime, ctx: Context, rows: Sequence[TargetRow], seen: Mapping[str, Observation]
+) -> None:
+    """Targets a crash or timeout left in flight: decide from what they hold now."""
+    journal = rt.db.journal
+    for row in rows:
+        if row.status not in (TargetStatus.in_flight, TargetStatus.unknown):
+            continue
+        obs = seen[row.device]
+        if obs.state is None:
+            journal.set_targets(
+                ctx.id,
+                [row.device],
+                TargetStatus.unknown,
+                errors={row.device: f"re-observe after an interrupted write failed: {obs.error}"},
+            )
+        elif at(obs.state, row.intended):
+            journal.set_targets(ctx.id, [row.device], TargetStatus.applied)
+        else:
+            journal.set_targets(ctx.id, [row.device], TargetStatus.recorded)
+
+
+def _write(
+    rt: Runtime, ctx: Context, rows: Sequence[TargetRow], seen: Mapping[str, Observation]
+) -> None:
+    """Apply the recorded targets' intended values in the proven-safe order."""
+    journal = rt.db.journal
+    ready = [
+        r for r in rows if r.status is TargetStatus.recorded and lifecycle.writable(r.lifecycle)
+    ]
+    if not ready:
+        return
+    mine = owner(ctx.id, "intent")
+    desired = {r.device: {p: Owned(v, mine) for p, v in r.intended.items()} for r in ready}
+    observed = {n: o.state for n, o in seen.items()}
+    errors = {n: o.error for n, o in seen.items() if o.error}
+    plan = build_plan(rt.fleet, desired, observed, errors=errors, holds=journal.holds())
+    if plan.refused is not None:
+        refused = {r.device: f"plan refused: {plan.refused}" for r in ready}
+        journal.set_targets(ctx.id, refused, TargetStatus.failed, errors=refused)
+        return
+    changed = plan.changes()
+    settled = [r.device for r in ready if r.device not in changed]
+    if settled:
+        journal.set_targets(ctx.id, settled, TargetStatus.applied)
+    if not changed:
+        return
+    journal.set_targets(ctx.id, changed, TargetStatus.in_flight)
+    rt.reporter.begin("writing", len(changed))
+    results: dict[str, DeviceResult] = {}
+
+    def done(result: DeviceResult) -> None:
+        failpoint.hit("write")
+        worst = results.get(result.device)
+        if worst is None or result.outcome is not Outcome.applied:
+            results[result.device] = result
+        rt.reporter.advance()
+
+    report = apply_plan(
+        plan,
+        rt.targets,
+        dry_run=False,
+        guard=rt.guard,
+        audit=rt.audit,
+        confirm_within=rt.confirm_within,
+        concurrency=rt.concurrency,
+        on_device=done,
+    )
+    rt.reporter.end()
+    by_status: dict[TargetStatus, list[str]] = {}
+    for name, result in results.items():
+        by_status.setdefault(_OUTCOME_STATUS.get(result.outcome, TargetStatus.unknown), []).append(
+            name
+        )
+    for status, names in by_status.items():
+        journal.set_targets(
+            ctx.id, names, status, errors={n: results[n].error for n in names}, wrote=True
+        )
+    if report.not_started:
+        journal.set_targets(ctx.id, report.not_started, TargetStatus.recorded)
+    if report.stopped and ("Frozen" in report.stopped or "FencedOut" in report.stopped):
+        raise RolloutStopped(report.stopped)
+
+
+def _apply(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
+    rows = rt.db.journal.targets(ctx.id, wave.number)
+    open_rows = [
+        r
+        for r in rows
+        if r.status
+        in (
+            TargetStatus.pending,
+            TargetStatus.recorded,
+            TargetStatus.in_flight,
+            TargetStatus.unknown,
+        )
+    ]
+    if open_rows:
+        rt.reporter.message(f"wave {wave.number}: observing {len(open_rows)} target(s)")
+        seen = observe(rt, [r.device for r in open_rows])
+        _record_befores(rt, ctx, open_rows, seen)
+        _settle(rt, ctx, open_rows, seen)
+        _write(rt, ctx, rt.db.journal.targets(ctx.id, wave.number), seen)
+    return WaveStatus.accepting if ctx.spec.drain else WaveStatus.baking
+
+
+def _accept(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
+    """Reboot where firmware changed, verify, run acceptance; back to service or repair."""
+    journal = rt.db.journal
+    rows = journal.targets(ctx.id, wave.number)
+    pending = [r for r in rows if r.lifecycle in (Lifecycle.maintenance, Lifecycle.acceptance)]
+    if pending:
+        rt.clock.advance(_remaining_drain(rt, ctx, wave))
+        changed = [
+            r.device
+            for r in pending
+            if r.status is TargetStatus.applied
+            and needs_reboot(list(r.intended))
+            and r.lifecycle is Lifecycle.maintenance
+        ]
+        failures = {n: e for n, e in rt.maintenance.reboot(changed).items() if e}
+        move(
+            rt,
+            ctx,
+            [r for r in pending if r.lifecycle is Lifecycle.maintenance],
+            Lifecycle.acceptance,
+        )
+        seen = observe(rt, [r.device for r in pending])
+        for row in pending:
+            if row.status is TargetStatus.applied and not at(seen[row.device].state, row.intended):
+                failures.setdefault(row.device, "after reboot the intended state is not in place")
+        checks = rt.maintenance.acceptance([r.device for r in pending])
+        failures.update({n: f for n, f in checks.items() if f})
+        passed = [r for r in pending if r.device not in failures]
+        failed = [r for r in pending if r.device in failures]
+        move(rt, ctx, passed, Lifecycle.in_service)
+        move(rt, ctx, failed, Lifecycle.repair)
+        if failed:
+            rt.record(
+                "decision",
+                detail={"rollout": ctx.id, "wave": wave.number, "acceptance_failed": failures},
+            )
+        rt.db.journal.update_wave(
+            ctx.id,
+            wave.number,
+            returned_at=rt.clock.now(),
+            stall_gpu_hours=_stall(rt, ctx, wave, rows, rt.clock.now()),
+        )
+    return WaveStatus.baking
+
+
+def _remaining_drain(rt: Runtime, ctx: Context, wave: WaveRow) -> float:
+    """The drain/flash/reboot time the spec declares, less what has already passed."""
+    start = wave.drain_start if wave.drain_start is not None else rt.clock.now()
+    return max(0.0, start + ctx.spec.price.drain_minutes - rt.clock.now())
+
+
+def _stall(
+    rt: Runtime, ctx: Context, wave: WaveRow, rows: Sequence[TargetRow], returned: float
+) -> float:
+    """GPU-hours of every gang the wave drained, from drain start to return."""
+    fresh = rt.db.journal.waves(ctx.id)[wave.number - 1]
+    start = fresh.drain_start if fresh.drain_start is not None else returned
+    drained = {r.device for r in rows}
+    hours = max(0.0, returned - start) / 60.0
+    gpus = 0
+    for gang in rt.fleet.gangs.values():
+        if drained & set(gang.nodes):
+            gpus += len(gang.nodes) * gang.gpus_per_node
+    return gpus * hours
+
+
+def _bake(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
+    journal = rt.db.journal
+    if wave.bake_start is None or wave.bake_end is None:
+        start = rt.clock.now()
+        journal.update_wave(
+            ctx.id, wave.number, bake_start=start, bake_end=start + wave.bake_minutes
+        )
+        wave = journal.waves(ctx.id)[wave.number - 1]
+    assert wave.bake_end is not None
+    left = wave.bake_end - rt.clock.now()
+    if left > 0:
+        rt.reporter.message(f"wave {wave.number}: baking {_hm(left)}")
+        rt.clock.advance(left)
+    return WaveStatus.assessing
+
+
+def _hm(minutes: float) -> str:
+    return f"{int(minutes // 60)}h{int(minutes % 60):02d}m"
+
+
+def controls_for(
+    rows: Sequence[TargetRow], waves: Sequence[WaveRow], wave: int, needed: int
+) -> tuple[list[str], str]:
+    """Healthy comparison targets: not yet changed, or (when fewer than ``needed``
+    remain) changed in waves that passed."""
+    untouched = [
+        r.device
+        for r in rows
+        if r.wave > wave
+        and r.status is TargetStatus.pending
+        and r.lifecycle in (Lifecycle.in_service, Lifecycle.not_drained)
+    ]
+    if len(untouched) >= needed:
+        return untouched, "not yet changed"
+    passed = {w.number for w in waves if w.status is WaveStatus.passed}
+    earlier = [
+        r.device
+        for r in rows
+        if r.wave in passed
+        and r.status is TargetStatus.applied
+        and r.lifecycle in (Lifecycle.in_service, Lifecycle.not_drained)
+    ]
+    return earlier, "changed in waves that passed"
+
+
+def _floors(
+    ctx: Context, samples: Mapping[str, MetricSamples], size: int, seed: int
+) -> dict[str, NoiseFloor]:
+    """A/A on the controls: a wave-sized group of them against the rest."""
+    floors: dict[str, NoiseFloor] = {}
+    for metric in ctx.spec.abort.metrics:
+        got = samples.get(metric.name)
+        if not isinstance(got, tuple):
+            continue
+        controls = dict(got[1])
+        names = sorted(controls)
+        random.Random(seed).shuffle(names)
+        k = max(1, min(size, len(names) // 2))
+        a = {n: controls[n] for n in names[:k]}
+        b = {n: controls[n] for n in names[k:]}
+        floors[metric.name] = measure_noise_floor(metric, a, b, seed)
+    return floors
+
+
+def _assess(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
+    journal = rt.db.journal
+    rows = journal.targets(ctx.id)
+    mine = [r for r in rows if r.wave == wave.number]
+    judged = [r.device for r in mine if r.status is TargetStatus.applied]
+    spec = ctx.spec
+    needed = len(judged) + max((m.min_samples for m in spec.abort.metrics), default=0)
+    controls, group = controls_for(rows, journal.waves(ctx.id), wave.number, needed)
+    assert wave.bake_start is not None and wave.bake_end is not None
+    window = TimeWindow(rt.clock.time(wave.bake_start), rt.clock.time(wave.bake_end))
+    names = [r.device for r in mine]
+    seen = observe_all(rt.targets, names, concurrency=rt.concurrency)
+    observed: dict[HardFault, FaultCounts] = {
+        HardFault.unreachable: {n: int(seen[n].state is None) for n in names},
+        HardFault.unknown: {
+            n: int(r.status is TargetStatus.unknown) for n, r in zip(names, mine, strict=True)
+        },
+    }
+    evidence = collect(rt.sources, spec.abort, judged, controls, window, observed)
+    seed = spec.seed * 1000 + wave.number * 10 + wave.attempts
+    floors = _floors(ctx, evidence.samples, len(judged), seed)
+    assessment = assess_wave(
+        spec.abort,
+        evidence.samples,
+        evidence.hard_faults,
+        floors,
+        seed,
+        targets=names,
+    )
+    assessment = _with_apply_outcomes(assessment, mine, seen)
+    detail: dict[str, Json] = {
+        **assessment.to_dict(),
+        "window": [window.start.isoformat(), window.end.isoformat()],
+        "wave_targets": list(judged),
+        "controls": len(controls),
+        "control_group": group,
+        "noise_floors": {k: v.to_dict() for k, v in floors.items()},
+    }
+    status = {
+        Decision.proceed: WaveStatus.passed,
+        Decision.hold: WaveStatus.held,
+        Decision.abort: WaveStatus.aborted,
+    }[assessment.decision]
+    journal.update_wave(
+        ctx.id,
+        wave.number,
+        status=status,
+        decision=assessment.decision.value,
+        evidence=detail,
+        finished_at=rt.db.now().isoformat(),
+    )
+    rt.record(
+        "decision",
+        detail={
+            "rollout": ctx.id,
+            "wave": wave.number,
+            "decision": assessment.decision.value,
+            "reasons": list(assessment.reasons[:5]),
+        },
+    )
+    return status
+
+
+def _with_apply_outcomes(
+    assessment: WaveAssessment, rows: Sequence[TargetRow], seen: Mapping[str, Observation]
+) -> WaveAssessment:
+    """Targets that could not be changed, failed acceptance, or drifted off the
+    intended state while baking fail the wave whatever the metrics say."""
+    bad = {
+        r.device: r.error or r.status.value
+        for r in rows
+        if r.status in (TargetStatus.failed, TargetStatus.unknown)
+    }
+    drifted = [
+        r.device
+        for r in rows
+        if r.status is TargetStatus.applied
+        and seen[r.device].state is not None
+        and not at(seen[r.device].state, r.intended)
+    ]
+    repair = [r.device for r in rows if r.lifecycle is Lifecycle.repair]
+    extra: list[Measurement] = []
+    if repair:
+        extra.append(
+            Measurement(
+                "acceptance",
+                Phase.failed,
+                f"acceptance: {len(repair)} node(s) failed acceptance and went to repair: "
+                + ", ".join(repair[:5]),
+                evidence={"targets": list[Json](repair)},
+            )
+        )
+    if bad:
+        first = next(iter(bad.items()))
+        extra.append(
+            Measurement(
+                "apply",
+                Phase.failed,
+                f"apply: {len(bad)} target(s) not changed: {first[0]}: {first[1]}",
+                evidence={"targets": dict(sorted(bad.items()))},
+            )
+        )
+    if drifted:
+        extra.append(
+            Measurement(
+                "state",
+                Phase.failed,
+                f"state: {len(drifted)} target(s) left the intended state while baking: "
+                + ", ".join(drifted[:5]),
+                evidence={"targets": list[Json](drifted)},
+            )
+        )
+    if not extra:
+        return assessment
+    measurements = (*extra, *assessment.measurements)
+    decision, reasons = summarise(measurements)
+    return WaveAssessment(decision, measurements, assessment.hard_faults, reasons)
+
+
+STEPS = {
+    WaveStatus.draining: _drain,
+    WaveStatus.applying: _apply,
+    WaveStatus.accepting: _accept,
+    WaveStatus.baking: _bake,
+    WaveStatus.assessing: _assess,
+}
+
+
+def run_wave(rt: Runtime, ctx: Context, number: int) -> WaveStatus:
+    """Drive one wave from its journaled status to passed, held or aborted."""
+    journal = rt.db.journal
+    wave = journal.waves(ctx.id)[number - 1]
+    if wave.status is WaveStatus.pending:
+        first = WaveStatus.draining if ctx.spec.drain else WaveStatus.applying
+        journal.update_wave(
+            ctx.id,
+            number,
+            status=first,
+            started_at=rt.db.now().isoformat(),
+            attempts=wave.attempts + 1,
+        )
+        rt.record("rollout", detail={"rollout": ctx.id, "wave": number, "event": "started"})
+    elif wave.status is WaveStatus.held:
+        assert wave.bake_end is not None
+        journal.update_wave(
+            ctx.id,
+            number,
+            status=WaveStatus.baking,
+            bake_end=wave.bake_end + wave.bake_minutes,
+            attempts=wave.attempts + 1,
+        )
+        rt.reporter.message(f"wave {number}: held before; baking once more")
+    while True:
+        wave = journal.waves(ctx.id)[number - 1]
+        step = STEPS.get(wave.status)
+        if step is None:
+            return wave.status
+        following = step(rt, ctx, wave)
+        journal.update_wave(ctx.id, number, status=following)
+
+
+def drive(rt: Runtime, rollout: str) -> RolloutStatus:
+    """Run (or resume) a rollout until it completes, holds or aborts; with
+    ``rollback.automatic`` an abort rolls back the declared scope."""
+    from rollouts.rollback import rollback  # the rollback uses this module's steps
+
+    ctx = load_context(rt, rollout)
+    journal = rt.db.journal
+    if ctx.row.status is not RolloutStatus.running:
+        journal.set_status(rollout, RolloutStatus.running)
+    for wave in journal.waves(rollout):
+        if wave.status is WaveStatus.passed:
+            continue
+        if wave.status in (WaveStatus.aborted, WaveStatus.rolled_back):
+            return journal.get(rollout).status  # type: ignore[union-attr]
+        rt.reporter.message(
+            f"wave {wave.number}{' (canary)' if wave.canary else ''}: "
+            f"{len(journal.targets(rollout, wave.number))} target(s)"
+        )
+        status = run_wave(rt, ctx, wave.number)
+        if status is WaveStatus.held:
+            reason = f"wave {wave.number} held: " + _first_reason(rt, rollout, wave.number)
+            journal.set_status(rollout, RolloutStatus.held, reason)
+            return RolloutStatus.held
+        if status is WaveStatus.aborted:
+            reason = f"wave {wave.number} aborted: " + _first_reason(rt, rollout, wave.number)
+            journal.set_status(rollout, RolloutStatus.aborted, reason)
+            rt.record("rollout", detail={"rollout": rollout, "event": "aborted", "reason": reason})
+            if ctx.spec.rollback.automatic:
+                rollback(
+                    rt, rollout, scope=ctx.spec.rollback.scope, wave=wave.number, reason=reason
+                )
+            return journal.get(rollout).status  # type: ignore[union-attr]
+    journal.set_status(rollout, RolloutStatus.completed)
+    rt.record("rollout", detail={"rollout": rollout, "event": "completed"})
+    return RolloutStatus.completed
+
+
+def _first_reason(rt: Runtime, rollout: str, number: int) -> str:
+    evidence = rt.db.journal.waves(rollout)[number - 1].evidence or {}
+    reasons = evidence.get("reasons") or ["no reason recorded"]
+    return str(reasons[0])
