@@ -1,4 +1,4 @@
-"""``plumb lab init|show|fault|reset``: the embedded lab fleet."""
+"""``plumb lab init|show|fault|reset|defect|clock``: the embedded lab fleet."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 from plumb.app import PathArg, fail, load_or_exit
 from reconciler.drivers.lab import create_lab
 from reconciler.lab import Fault, FaultKind, lab_db_path, states_from_snapshot
-from reconciler.state.labdb import LabStore
+from reconciler.state.labdb import DEVICE_WRITES, LabStore
 
 lab_app = typer.Typer(
     help="The lab fleet: a simulated fleet in SQLite, with fault injection.", no_args_is_help=True
@@ -83,7 +83,8 @@ def lab_show(
             return
         typer.echo(f"devices: {len(store.device_names())}")
         for name, value in sorted(store.counters().items()):
-            typer.echo(f"{name}: {value}")
+            if not name.startswith(DEVICE_WRITES):  # per device: `plumb lab show DEVICE`
+                typer.echo(f"{name}: {value}")
         for fault in store.faults_for(None):
             scope = f" on {fault.path_glob}" if fault.path_glob else ""
             left = "persistent" if fault.count is None else f"{fault.count} left"
@@ -137,3 +138,74 @@ def lab_fault(
 def lab_reset(path: PathArg = Path("."), seed: int = 0, drift: int = 6) -> None:
     """Recreate the lab at its starting state, with no faults."""
     lab_init(path, seed=seed, drift=drift, current_firmware=False, from_snapshot=None)
+
+
+@lab_app.command("defect")
+def lab_defect(
+    path: PathArg = Path("."),
+    match: Annotated[
+        str | None,
+        typer.Option(
+            help="Attributes the defect needs, e.g. "
+            "'firmware/nic_firmware=28.43.1014,label.nic_revision=B0'."
+        ),
+    ] = None,
+    effect: Annotated[
+        list[str] | None,
+        typer.Option(help="name=value, e.g. step_time_factor=1.15 or fec_rate=2 (repeat)."),
+    ] = None,
+    note: Annotated[str, typer.Option(help="What the defect stands for.")] = "",
+    clear: Annotated[bool, typer.Option(help="Remove every attached defect.")] = False,
+) -> None:
+    """Attach a defect to the lab's telemetry (it shows on every target whose current
+    attributes match), list the attached ones, or --clear them."""
+    from reconciler.state.labclock import attach_defect, list_defects
+
+    fleet = load_or_exit(path)
+    db = lab_db_path(fleet)
+    if not db.exists():
+        raise fail("no lab fleet yet: run `plumb lab init` first")
+    if clear:
+        from reconciler.state.labclock import LabClock
+
+        with LabClock(db) as clock:
+            typer.echo(f"removed {clock.clear_defects()} defect(s)")
+        return
+    if match is not None:
+        effects: dict[str, float] = {}
+        for item in effect or []:
+            name, sep, value = item.partition("=")
+            try:
+                effects[name.strip()] = float(value)
+            except ValueError:
+                raise fail(f"--effect {item!r}: expected name=number") from None
+            if not sep:
+                raise fail(f"--effect {item!r}: expected name=number")
+        try:
+            defect = attach_defect(db, match, effects, note)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        typer.echo(f"defect {defect.id}: {defect.describe()}")
+        return
+    for defect in list_defects(db):
+        typer.echo(f"defect {defect.id}: {defect.describe()}  {defect.note}")
+
+
+@lab_app.command("clock")
+def lab_clock(
+    path: PathArg = Path("."),
+    advance: Annotated[
+        float, typer.Option(min=0.0, help="Let this many minutes of virtual time pass.")
+    ] = 0.0,
+) -> None:
+    """Show (or advance) the lab's virtual clock, which bakes and telemetry run on."""
+    from reconciler.labmetrics import lab_time
+    from reconciler.state.labclock import LabClock
+
+    fleet = load_or_exit(path)
+    db = lab_db_path(fleet)
+    if not db.exists():
+        raise fail("no lab fleet yet: run `plumb lab init` first")
+    with LabClock(db) as clock:
+        minutes = clock.advance(advance) if advance else clock.now()
+    typer.echo(f"lab clock: {lab_time(minutes).isoformat()} ({minutes:.1f} virtual minutes)")

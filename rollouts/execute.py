@@ -27,6 +27,7 @@ rollout and, with ``rollback.automatic``, rolls back the declared scope.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from inventory.problems import Location
 from reconciler import failpoint
 from reconciler.drivers.base import Outcome
+from reconciler.errors import DeviceError
 from reconciler.loop import DeviceResult, Observation, apply_plan, observe_all
 from reconciler.plan import build_plan
 from reconciler.select import neighbours
@@ -74,6 +76,10 @@ _OUTCOME_STATUS = {
 
 class RolloutStopped(Exception):
     """The kill switch or a lost lease stopped the rollout before a write."""
+
+
+class RolloutAborted(Exception):
+    """An operator aborted the rollout (``plumb rollout abort``) while it ran."""
 
 
 @dataclass(frozen=True)
@@ -185,9 +191,20 @@ def _settle(
                 errors={row.device: f"re-observe after an interrupted write failed: {obs.error}"},
             )
         elif at(obs.state, row.intended):
+            _confirm(rt, row.device)
             journal.set_targets(ctx.id, [row.device], TargetStatus.applied)
         else:
             journal.set_targets(ctx.id, [row.device], TargetStatus.recorded)
+
+
+def _confirm(rt: Runtime, device: str) -> None:
+    """Confirm a commit a crash may have left inside its confirm window, so the device
+    does not revert it on its own; nothing pending (already confirmed) is fine, and a
+    commit that did revert shows as drift when the wave is judged."""
+    if rt.confirm_within is None:
+        return
+    with contextlib.suppress(DeviceError):
+        rt.targets.driver(device).confirm(rt.targets.ref(device), None)
 
 
 def _write(
@@ -561,6 +578,9 @@ def run_wave(rt: Runtime, ctx: Context, number: int) -> WaveStatus:
         step = STEPS.get(wave.status)
         if step is None:
             return wave.status
+        current = journal.get(ctx.id)
+        if current is not None and current.status is RolloutStatus.aborted:
+            raise RolloutAborted(current.reason or "aborted")
         following = step(rt, ctx, wave)
         journal.update_wave(ctx.id, number, status=following)
 
@@ -568,8 +588,6 @@ def run_wave(rt: Runtime, ctx: Context, number: int) -> WaveStatus:
 def drive(rt: Runtime, rollout: str) -> RolloutStatus:
     """Run (or resume) a rollout until it completes, holds or aborts; with
     ``rollback.automatic`` an abort rolls back the declared scope."""
-    from rollouts.rollback import rollback  # the rollback uses this module's steps
-
     ctx = load_context(rt, rollout)
     journal = rt.db.journal
     if ctx.row.status is not RolloutStatus.running:
@@ -577,29 +595,46 @@ def drive(rt: Runtime, rollout: str) -> RolloutStatus:
     for wave in journal.waves(rollout):
         if wave.status is WaveStatus.passed:
             continue
-        if wave.status in (WaveStatus.aborted, WaveStatus.rolled_back):
+        if wave.status is WaveStatus.rolled_back:
             return journal.get(rollout).status  # type: ignore[union-attr]
+        if wave.status is WaveStatus.aborted:  # journaled, but a crash cut the abort short
+            return _abort(rt, ctx, wave.number)
         rt.reporter.message(
             f"wave {wave.number}{' (canary)' if wave.canary else ''}: "
             f"{len(journal.targets(rollout, wave.number))} target(s)"
         )
-        status = run_wave(rt, ctx, wave.number)
+        try:
+            status = run_wave(rt, ctx, wave.number)
+        except RolloutAborted as exc:
+            rt.reporter.message(f"wave {wave.number}: stopped, the rollout was aborted: {exc}")
+            return RolloutStatus.aborted
         if status is WaveStatus.held:
             reason = f"wave {wave.number} held: " + _first_reason(rt, rollout, wave.number)
             journal.set_status(rollout, RolloutStatus.held, reason)
             return RolloutStatus.held
         if status is WaveStatus.aborted:
-            reason = f"wave {wave.number} aborted: " + _first_reason(rt, rollout, wave.number)
-            journal.set_status(rollout, RolloutStatus.aborted, reason)
-            rt.record("rollout", detail={"rollout": rollout, "event": "aborted", "reason": reason})
-            if ctx.spec.rollback.automatic:
-                rollback(
-                    rt, rollout, scope=ctx.spec.rollback.scope, wave=wave.number, reason=reason
-                )
-            return journal.get(rollout).status  # type: ignore[union-attr]
+            return _abort(rt, ctx, wave.number)
     journal.set_status(rollout, RolloutStatus.completed)
     rt.record("rollout", detail={"rollout": rollout, "event": "completed"})
     return RolloutStatus.completed
+
+
+def _abort(rt: Runtime, ctx: Context, number: int) -> RolloutStatus:
+    """Stop the rollout for an aborted wave. With ``rollback.automatic`` the status goes
+    straight to ``rolling_back`` (a crash from here on resumes the rollback, never
+    leaves an abort without its rollback)."""
+    from rollouts.rollback import rollback  # the rollback uses this module's steps
+
+    journal = rt.db.journal
+    reason = f"wave {number} aborted: " + _first_reason(rt, ctx.id, number)
+    automatic = ctx.spec.rollback.automatic
+    journal.set_status(
+        ctx.id, RolloutStatus.rolling_back if automatic else RolloutStatus.aborted, reason
+    )
+    rt.record("rollout", detail={"rollout": ctx.id, "event": "aborted", "reason": reason})
+    if automatic:
+        rollback(rt, ctx.id, scope=ctx.spec.rollback.scope, wave=number, reason=reason)
+    return journal.get(ctx.id).status  # type: ignore[union-attr]
 
 
 def _first_reason(rt: Runtime, rollout: str, number: int) -> str:

@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS pending (
 """
 
 
+DEVICE_WRITES = "writes/"  # counter-name prefix of the per-device write counts
+
+
 class LabSchemaError(Exception):
     """The file is a lab database of another schema version."""
 
@@ -211,7 +214,9 @@ class LabStore:
                     for path, text in ((p, _enc(v)) for p, v in values.items())
                 ),
             )
-            self._bump(conn, {"writes": 1, "fields_written": len(values)})
+            self._bump(
+                conn, {"writes": 1, "fields_written": len(values), f"{DEVICE_WRITES}{name}": 1}
+            )
 
     def save_startup(self, name: str) -> None:
         """startup := running (``write memory``)."""
@@ -254,6 +259,11 @@ class LabStore:
 
     def write_count(self) -> int:
         return self.counters().get("writes", 0)
+
+    def device_writes(self) -> dict[str, int]:
+        """Commits per device (each write transaction counts once)."""
+        n = len(DEVICE_WRITES)
+        return {k[n:]: v for k, v in self.counters().items() if k.startswith(DEVICE_WRITES)}
 
     # -- faults ---------------------------------------------------------------------
 
