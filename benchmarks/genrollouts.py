@@ -97,6 +97,7 @@ rollout:
         direction: higher_is_worse
         threshold: 0.5
         alpha: 0.05
+        min_samples: 2              # waves of 2 switches (caps.per_wave)
     hard_faults: [lossless_discards, bgp_down, unreachable, unknown]
   rollback:
     scope: wave

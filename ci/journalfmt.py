@@ -107,6 +107,9 @@ def _evidence_lines(wave: WaveRow, queries: dict[str, str]) -> list[str]:
         f" .. {evidence.get('window', ['?', '?'])[-1]}; controls: {evidence.get('controls', 0)}"
         f" ({evidence.get('control_group', '-')})"
     ]
+    extra = len(evidence.get("judged_targets", [])) - len(evidence.get("wave_targets", []))
+    if extra > 0:
+        lines.append(f"      judged with {extra} target(s) of earlier passed waves (min_samples)")
     for m in evidence.get("measurements", []):
         mark = {"successful": "ok", "failed": "FAILED", "error": "ERROR"}.get(
             m["phase"], m["phase"].upper()

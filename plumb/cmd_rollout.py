@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -171,6 +172,68 @@ def _refuse_active(context: FleetContext) -> None:
             )
 
 
+@dataclass(frozen=True)
+class Launched:
+    rollout: str
+    status: RolloutStatus
+    plan: RolloutPlan
+
+
+def launch(context: FleetContext, loaded: LoadedSpec, *, show: bool) -> Launched | None:
+    """Plan, journal and drive a rollout of a committed spec (None: nothing to roll
+    out). Raises typer.Exit with a message for anything that refuses the start."""
+    from rollouts.gitpin import NotDeclared, declared
+    from rollouts.planning import NothingToRollOut, plan_rollout, rollout_changes
+    from rollouts.start import Provenance, begin
+
+    fleet = context.fleet
+    spec_rel = Path(loaded.doc.path).as_posix()
+    try:
+        declaration = declared(fleet.root, spec_rel)
+    except NotDeclared as exc:
+        raise fail(f"not starting: {exc}") from None
+    _refuse_active(context)
+    with _lease(context, f"rollout {loaded.spec.name}") as token:
+        targets = context.targets()
+        try:
+            observed = make_plan(context, targets, loaded.spec.targets.select, show_progress=False)
+        finally:
+            targets.close()
+        if observed.refused:
+            raise fail(f"the reconcile plan is refused: {observed.refused}", 1)
+        try:
+            result = plan_rollout(fleet, loaded.spec, observed)
+        except NothingToRollOut as exc:
+            typer.echo(f"{loaded.doc.path}: {exc.message}")
+            return None
+        except PlanError as exc:
+            raise fail(f"{loaded.where(*exc.field)}: {exc.message}", 1) from None
+        if result.unknown:
+            raise fail(
+                f"not starting: {len(result.unknown)} target(s) could not be observed: "
+                + ", ".join(sorted(result.unknown)[:5]),
+                1,
+            )
+        changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
+        provenance = Provenance(
+            spec_path=spec_rel,
+            spec_text=(fleet.root / spec_rel).read_bytes(),
+            spec_commit=declaration.spec_commit,
+            intent_commit=declaration.intent_commit,
+            actor=context.actor,
+        )
+        with rollout_runtime(context, token, list(result.targets), show=False) as runtime:
+            rollout = begin(runtime, result, changes, provenance)
+        if show:
+            typer.echo(
+                f"started rollout {rollout}: {len(result.targets)} targets in "
+                f"{len(result.reports)} waves (spec @ {declaration.spec_commit[:12]}, "
+                f"intent @ {declaration.intent_commit[:12]})"
+            )
+        status = _drive(context, rollout, token, show=show)
+    return Launched(rollout, status, result)
+
+
 @rollout_app.command("start")
 def rollout_start(
     spec: SpecArg,
@@ -182,62 +245,13 @@ def rollout_start(
 
     Exit 0 completed, 1 aborted (rolled back or not) or refused, 2 bad input,
     3 held (resume later)."""
-    from rollouts.gitpin import NotDeclared, declared
-    from rollouts.planning import NothingToRollOut, plan_rollout, rollout_changes
-    from rollouts.start import Provenance, begin
-
     check_format(format)
     with fleet_context(path) as context:
-        fleet = context.fleet
-        loaded = _load_spec(fleet, spec)
-        spec_rel = Path(loaded.doc.path).as_posix()
-        try:
-            declaration = declared(fleet.root, spec_rel)
-        except NotDeclared as exc:
-            raise fail(f"not starting: {exc}") from None
-        _refuse_active(context)
-        with _lease(context, f"rollout {loaded.spec.name}") as token:
-            targets = context.targets()
-            try:
-                observed = make_plan(
-                    context, targets, loaded.spec.targets.select, show_progress=False
-                )
-            finally:
-                targets.close()
-            if observed.refused:
-                raise fail(f"the reconcile plan is refused: {observed.refused}", 1)
-            try:
-                result = plan_rollout(fleet, loaded.spec, observed)
-            except NothingToRollOut as exc:
-                typer.echo(f"{loaded.doc.path}: {exc.message}")
-                return
-            except PlanError as exc:
-                raise fail(f"{loaded.where(*exc.field)}: {exc.message}", 1) from None
-            if result.unknown:
-                raise fail(
-                    f"not starting: {len(result.unknown)} target(s) could not be observed: "
-                    + ", ".join(sorted(result.unknown)[:5]),
-                    1,
-                )
-            changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
-            provenance = Provenance(
-                spec_path=spec_rel,
-                spec_text=(fleet.root / spec_rel).read_bytes(),
-                spec_commit=declaration.spec_commit,
-                intent_commit=declaration.intent_commit,
-                actor=context.actor,
-            )
-            with rollout_runtime(context, token, list(result.targets), show=False) as runtime:
-                rollout = begin(runtime, result, changes, provenance)
-            if format == "text":
-                typer.echo(
-                    f"started rollout {rollout}: {len(result.targets)} targets in "
-                    f"{len(result.reports)} waves (spec @ {declaration.spec_commit[:12]}, "
-                    f"intent @ {declaration.intent_commit[:12]})"
-                )
-            status = _drive(context, rollout, token, show=format == "text")
-        _show_status(context, rollout, format)
-    raise typer.Exit(_exit_for(status))
+        launched = launch(context, _load_spec(context.fleet, spec), show=format == "text")
+        if launched is None:
+            return
+        _show_status(context, launched.rollout, format)
+    raise typer.Exit(_exit_for(launched.status))
 
 
 @rollout_app.command("resume")

@@ -377,28 +377,53 @@ def _hm(minutes: float) -> str:
     return f"{int(minutes // 60)}h{int(minutes % 60):02d}m"
 
 
-def controls_for(
-    rows: Sequence[TargetRow], waves: Sequence[WaveRow], wave: int, needed: int
-) -> tuple[list[str], str]:
-    """Healthy comparison targets: not yet changed, or (when fewer than ``needed``
-    remain) changed in waves that passed."""
-    untouched = [
-        r.device
-        for r in rows
-        if r.wave > wave
-        and r.status is TargetStatus.pending
-        and r.lifecycle in (Lifecycle.in_service, Lifecycle.not_drained)
-    ]
-    if len(untouched) >= needed:
-        return untouched, "not yet changed"
-    passed = {w.number for w in waves if w.status is WaveStatus.passed}
-    earlier = [
-        r.device
+def _in_passed_waves(
+    rows: Sequence[TargetRow], waves: Sequence[WaveRow], wave: int
+) -> list[TargetRow]:
+    """Targets changed in earlier waves that passed and still in service, latest first."""
+    passed = {w.number for w in waves if w.status is WaveStatus.passed and w.number < wave}
+    found = [
+        r
         for r in rows
         if r.wave in passed
         and r.status is TargetStatus.applied
         and r.lifecycle in (Lifecycle.in_service, Lifecycle.not_drained)
     ]
+    return sorted(found, key=lambda r: (-r.wave, r.device))
+
+
+def earlier_changed(
+    rows: Sequence[TargetRow], waves: Sequence[WaveRow], wave: int, missing: int
+) -> list[TargetRow]:
+    """A wave smaller than a metric's ``min_samples`` (a canary split over waves, a
+    last wave) is judged together with targets of the waves before it that passed
+    and are still changed: the change judged so far, not a sliver of it."""
+    if missing <= 0:
+        return []
+    return _in_passed_waves(rows, waves, wave)[:missing]
+
+
+def controls_for(
+    rows: Sequence[TargetRow],
+    waves: Sequence[WaveRow],
+    wave: int,
+    needed: int,
+    exclude: set[str] | None = None,
+) -> tuple[list[str], str]:
+    """Healthy comparison targets: not yet changed, or (when fewer than ``needed``
+    remain) changed in waves that passed; never one of ``exclude``."""
+    exclude = exclude or set()
+    untouched = [
+        r.device
+        for r in rows
+        if r.wave > wave
+        and r.device not in exclude
+        and r.status is TargetStatus.pending
+        and r.lifecycle in (Lifecycle.in_service, Lifecycle.not_drained)
+    ]
+    if len(untouched) >= needed:
+        return untouched, "not yet changed"
+    earlier = [r.device for r in _in_passed_waves(rows, waves, wave) if r.device not in exclude]
     return earlier, "changed in waves that passed"
 
 
@@ -424,20 +449,21 @@ def _floors(
 def _assess(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     journal = rt.db.journal
     rows = journal.targets(ctx.id)
-    mine = [r for r in rows if r.wave == wave.number]
-    judged = [r.device for r in mine if r.status is TargetStatus.applied]
+    waves = journal.waves(ctx.id)
+    own = [r for r in rows if r.wave == wave.number]
     spec = ctx.spec
-    needed = len(judged) + max((m.min_samples for m in spec.abort.metrics), default=0)
-    controls, group = controls_for(rows, journal.waves(ctx.id), wave.number, needed)
+    need = max((m.min_samples for m in spec.abort.metrics), default=0)
+    applied = sum(1 for r in own if r.status is TargetStatus.applied)
+    mine = own + earlier_changed(rows, waves, wave.number, need - applied)
+    judged = [r.device for r in mine if r.status is TargetStatus.applied]
+    controls, group = controls_for(rows, waves, wave.number, len(judged) + need, set(judged))
     assert wave.bake_start is not None and wave.bake_end is not None
     window = TimeWindow(rt.clock.time(wave.bake_start), rt.clock.time(wave.bake_end))
     names = [r.device for r in mine]
     seen = observe_all(rt.targets, names, concurrency=rt.concurrency)
     observed: dict[HardFault, FaultCounts] = {
         HardFault.unreachable: {n: int(seen[n].state is None) for n in names},
-        HardFault.unknown: {
-            n: int(r.status is TargetStatus.unknown) for n, r in zip(names, mine, strict=True)
-        },
+        HardFault.unknown: {r.device: int(r.status is TargetStatus.unknown) for r in mine},
     }
     evidence = collect(rt.sources, spec.abort, judged, controls, window, observed)
     seed = spec.seed * 1000 + wave.number * 10 + wave.attempts
@@ -454,7 +480,8 @@ def _assess(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     detail: dict[str, Json] = {
         **assessment.to_dict(),
         "window": [window.start.isoformat(), window.end.isoformat()],
-        "wave_targets": list(judged),
+        "wave_targets": [r.device for r in own],
+        "judged_targets": list(judged),
         "controls": len(controls),
         "control_group": group,
         "noise_floors": {k: v.to_dict() for k, v in floors.items()},

@@ -163,6 +163,8 @@ def _return_to_service(
         for r in journal.targets(ctx.id)
         if r.device in befores and r.status is TargetStatus.rolled_back
     }
+    started = rt.clock.now()
+    rt.clock.advance(ctx.spec.price.drain_minutes)  # drain, flash back, reboot
     reboot = [n for n in restored if needs_reboot(list(befores[n]))]
     failures = {n: e for n, e in rt.maintenance.reboot(reboot).items() if e}
     fresh = [r for r in journal.targets(ctx.id) if r.device in befores]
@@ -170,6 +172,15 @@ def _return_to_service(
     failures.update({n: f for n, f in rt.maintenance.acceptance(list(befores)).items() if f})
     move(rt, ctx, [r for r in fresh if r.device not in failures], Lifecycle.in_service)
     move(rt, ctx, [r for r in fresh if r.device in failures], Lifecycle.repair)
+    gpus = sum(
+        len(gang.nodes) * gang.gpus_per_node
+        for gang in rt.fleet.gangs.values()
+        if set(gang.nodes) & set(befores)
+    )
+    first = min(r.wave for r in rows)
+    wave = journal.waves(ctx.id)[first - 1]
+    hours = gpus * (rt.clock.now() - started) / 60.0
+    journal.update_wave(ctx.id, first, stall_gpu_hours=wave.stall_gpu_hours + hours)
 
 
 def rollback(
@@ -201,12 +212,16 @@ def rollback(
         },
     )
     rt.reporter.message(f"rollback ({report.scope}): {len(chosen)} target(s) to restore")
+    settled = (Lifecycle.in_service, Lifecycle.not_drained)
+    done = [r for r in chosen if r.status is TargetStatus.rolled_back and r.lifecycle in settled]
+    report.already += [r.device for r in done]  # an earlier (interrupted) run restored these
+    todo = [r for r in chosen if r not in done]
     if emergency:
         rt.concurrency = max(rt.concurrency, EMERGENCY_CONCURRENCY)
-        batches = [chosen] if chosen else []
+        batches = [todo] if todo else []
     else:
         by_wave: dict[int, list[TargetRow]] = {}
-        for row in chosen:
+        for row in todo:
             by_wave.setdefault(row.wave, []).append(row)
         batches = [by_wave[n] for n in sorted(by_wave, reverse=True)]
     for batch in batches:
