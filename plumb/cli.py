@@ -150,7 +150,7 @@ def _register_commands() -> None:
     """Attach the command groups that live in their own modules."""
     import plumb.cmd_rollback  # registers `plumb rollback` and `plumb pins`
     import plumb.cmd_rollout  # noqa: F401  (registers `plumb rollout`)
-    from plumb import cmd_demo, cmd_reconcile, cmd_safety  # noqa: F401  (register on import)
+    from plumb import cmd_demo, cmd_reconcile, cmd_review, cmd_safety, cmd_snapshot  # noqa: F401
     from plumb.cmd_lab import lab_app
 
     app.add_typer(lab_app, name="lab")

@@ -115,17 +115,26 @@ def plan(
         bool,
         typer.Option("--detailed-exitcode", help="Exit 0 no changes, 2 changes pending, 1 error."),
     ] = False,
+    against: Annotated[
+        Path | None,
+        typer.Option(help="Plan against a `plumb snapshot` file: no device is contacted."),
+    ] = None,
 ) -> None:
     """Observe the fleet and show what apply would change, in its safe order."""
+    from plumb.cmd_snapshot import plan_against
+
     with _errors_exit_with(1 if detailed_exitcode else 2):
         check_format(format)
         with fleet_context(path) as context:
-            targets = context.targets()
-            try:
-                result = make_plan(context, targets, select, show_progress=format == "text")
-            finally:
-                targets.close()
-            _audit_plan(context, result)
+            if against is not None:  # recorded facts: nothing observed, nothing audited
+                result = plan_against(context.fleet, against, select)
+            else:
+                targets = context.targets()
+                try:
+                    result = make_plan(context, targets, select, show_progress=format == "text")
+                finally:
+                    targets.close()
+                _audit_plan(context, result)
             _print_plan(result, context, format)
     if result.refused or result.unknown():
         raise typer.Exit(1)

@@ -7,21 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from plumb.context import AuditToDb, DbGuard, FleetContext
 from reconciler.lab import lab_db_path
-from reconciler.state.journal import Lifecycle, TargetRow
 from reconciler.state.labclock import LabClock
 from reconciler.state.labdb import LabStore
 from reconciler.state.lease import LeaseToken
 from reconciler.targets import rule_for
 from rollouts.runtime import Runtime, WallClock
-from rollouts.sources import MetricsSource
 from rollouts.spec import Source
+
+if TYPE_CHECKING:
+    from rollouts.sources import MetricsSource
 
 err = Console(stderr=True, highlight=False)
 
@@ -84,10 +85,6 @@ def on_lab(context: FleetContext, names: Sequence[str]) -> bool:
     return lab and lab_db_path(fleet).exists()
 
 
-def target_names(rows: Sequence[TargetRow]) -> list[str]:
-    return [r.device for r in rows]
-
-
 @contextmanager
 def rollout_runtime(
     context: FleetContext,
@@ -126,7 +123,3 @@ def rollout_runtime(
             runtime.maintenance = LabMaintenance(context.fleet, store, clock)
             sources.setdefault(Source.lab, LabMetricsSource(context.fleet, store, clock))
         yield runtime
-
-
-def drained_lifecycles() -> tuple[Lifecycle, ...]:
-    return (Lifecycle.draining, Lifecycle.maintenance, Lifecycle.acceptance, Lifecycle.repair)

@@ -10,14 +10,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from intent.fleet import Fleet
 from reconciler.loop import AuditSink, WriteGuard
 from reconciler.state.db import StateDB
 from reconciler.targets import Targets
-from rollouts.sources import MetricsSource
 from rollouts.spec import Source
+
+if TYPE_CHECKING:  # the sources import scipy: only a running rollout pays for it
+    from rollouts.sources import MetricsSource
 
 
 class BakeClock(Protocol):

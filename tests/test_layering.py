@@ -18,7 +18,7 @@ EDGE_OWNERS = {
     "netmiko": ["reconciler/drivers/netmiko_*.py"],
     "paramiko": ["reconciler/drivers/netmiko_*.py"],
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
-    "git": ["ci/gitrepo.py", "rollouts/gitpin.py"],
+    "git": ["ci/gitrepo.py", "ci/gitrev.py", "rollouts/gitpin.py"],
     "sqlite3": ["reconciler/state/*.py"],
 }
 
