@@ -223,7 +223,8 @@ def _policy_details(review: Review) -> list[str]:
             f"Head does not load ({len(problems)} problem(s))",
             table(("where", "problem"), rows, len(rows)),
         )
-    body = ["**introduced**", "", *_violation_rows(review, delta.introduced)]
+    introduced = _violation_rows(review, delta.introduced) if delta.introduced else ["none"]
+    body = ["**introduced**", "", *introduced]
     if delta.fixed:
         fixed = [f"{code(v.policy)} {esc(v.subject)}" for v in delta.fixed[:ROWS]]
         body += ["", "**fixed:** " + ", ".join(fixed)]
