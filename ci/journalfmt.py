@@ -42,8 +42,22 @@ def cost_so_far(row: RolloutRow, waves: Sequence[WaveRow]) -> dict[str, float]:
 
 
 def _queries(row: RolloutRow) -> dict[str, str]:
-    metrics = row.plan.get("spec", {}).get("abort", {}).get("metrics", [])
-    return {m["name"]: m["query"] for m in metrics if m.get("query")}
+    """Measurement name -> the PromQL it ran (metrics and hard faults of a Prometheus
+    source), as declared: ``{targets}`` and ``{window}`` are filled per wave."""
+    from rollouts.sources.templates import fault_query, metric_query
+    from rollouts.spec import RolloutSpec, Source
+
+    try:
+        spec = RolloutSpec.model_validate(row.plan.get("spec", {}))
+    except ValueError:
+        return {}
+    found = {
+        m.name: metric_query(m).text for m in spec.abort.metrics if m.source is Source.prometheus
+    }
+    if spec.abort.prometheus is not None:
+        for kind, query in spec.abort.prometheus.hard_faults.items():
+            found[f"hard_fault/{kind.value}"] = fault_query(query).text
+    return found
 
 
 def status_json(

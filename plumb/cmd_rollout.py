@@ -151,9 +151,13 @@ def _show_status(context: FleetContext, rollout: str, format: str) -> None:
 
 def _drive(context: FleetContext, rollout: str, token: LeaseToken, show: bool) -> RolloutStatus:
     from rollouts.execute import RolloutStopped, drive
+    from rollouts.spec import RolloutSpec
 
-    names = [t.device for t in context.db.journal.targets(rollout)]
-    with rollout_runtime(context, token, names, show=show) as runtime:
+    journal = context.db.journal
+    names = [t.device for t in journal.targets(rollout)]
+    row = journal.get(rollout)
+    spec = RolloutSpec.model_validate(row.plan["spec"]) if row is not None else None
+    with rollout_runtime(context, token, names, show=show, spec=spec) as runtime:
         try:
             return drive(runtime, rollout)
         except (RolloutStopped, Frozen, FencedOut) as exc:

@@ -19,7 +19,7 @@ from reconciler.state.labdb import LabStore
 from reconciler.state.lease import LeaseToken
 from reconciler.targets import rule_for
 from rollouts.runtime import Runtime, WallClock
-from rollouts.spec import Source
+from rollouts.spec import RolloutSpec, Source
 
 if TYPE_CHECKING:
     from rollouts.sources import MetricsSource
@@ -92,16 +92,21 @@ def rollout_runtime(
     names: Sequence[str],
     *,
     show: bool,
+    spec: RolloutSpec | None = None,
     extra_sources: dict[Source, MetricsSource] | None = None,
 ) -> Iterator[Runtime]:
-    """A Runtime for ``names``; closes drivers and lab handles on exit."""
+    """A Runtime for ``names`` (and the Prometheus source ``spec`` configures); closes
+    drivers and lab handles on exit."""
     from rollouts.labruntime import LabBakeClock, LabMaintenance
     from rollouts.sources.lab import LabMetricsSource
+    from rollouts.sources.prometheus import PrometheusSource
 
     with ExitStack() as stack:
         targets = context.targets()
         stack.callback(targets.close)
         sources: dict[Source, MetricsSource] = dict(extra_sources or {})
+        if spec is not None and spec.abort.prometheus is not None:
+            sources.setdefault(Source.prometheus, PrometheusSource(spec.abort.prometheus))
         runtime = Runtime(
             fleet=context.fleet,
             targets=targets,

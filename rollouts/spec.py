@@ -9,10 +9,20 @@ here, so a rollout is reviewable as data before it touches anything.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
 
 from inventory.models import Name, Strict
 
@@ -120,13 +130,105 @@ class Source(StrEnum):
     prometheus = "prometheus"
 
 
+class MetricKind(StrEnum):
+    gauge = "gauge"  # sampled across the window (range query), every sample kept
+    counter = "counter"  # events in the window (instant query at its end, per target-hour)
+
+
+class MetricTemplate(StrEnum):
+    """Ready-made queries (see :mod:`rollouts.sources.templates`)."""
+
+    step_time = "step_time"
+    throughput = "throughput"
+    sm_active = "sm_active"
+    gpu_power = "gpu_power"
+    xid_errors = "xid_errors"
+    pfc_pause_rx = "pfc_pause_rx"
+    ecn_marked = "ecn_marked"
+    lossless_discards = "lossless_discards"
+    fec_uncorrectable = "fec_uncorrectable"
+    link_flaps = "link_flaps"
+    bgp_down = "bgp_down"
+
+
+COUNT_TEMPLATES = frozenset(
+    {
+        MetricTemplate.xid_errors,
+        MetricTemplate.pfc_pause_rx,
+        MetricTemplate.ecn_marked,
+        MetricTemplate.lossless_discards,
+        MetricTemplate.fec_uncorrectable,
+        MetricTemplate.link_flaps,
+        MetricTemplate.bgp_down,
+    }
+)
+"""The templates of kind ``counter`` (events over the window); the others are gauges."""
+
+
+PromLabel = Annotated[
+    str, StringConstraints(pattern=r"^([A-Za-z][A-Za-z0-9_]{0,62}|_[A-Za-z0-9][A-Za-z0-9_]{0,61})$")
+]
+"""A Prometheus label name (``__``-prefixed names are Prometheus's own)."""
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TARGETS_SPOT = re.compile(r'=~"\{targets\}"')
+_WINDOW_SPOT = re.compile(r"\[\{window\}[]:]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def query_template_problem(text: str) -> str | None:
+    """Why ``text`` is not a usable PromQL template, or None.
+
+    ``{targets}`` (the wave's or controls' names, as an anchored regex) may appear only
+    as a whole regex matcher value, ``label=~"{targets}"``, and must appear at least
+    once; ``{window}`` (the window's length) only as a range, ``[{window}]`` or
+    ``[{window}:step]``. Control characters other than tab and newline are refused."""
+    if _CONTROL.search(text):
+        return "control characters are not allowed in a query"
+    names = _PLACEHOLDER.findall(text)
+    unknown = sorted(set(names) - {"targets", "window"})
+    if unknown:
+        return f"unknown placeholder {{{unknown[0]}}} (known: {{targets}}, {{window}})"
+    if "targets" not in names:
+        return 'a query must select its targets with label=~"{targets}"'
+    if names.count("targets") != len(_TARGETS_SPOT.findall(text)):
+        return '{targets} may only appear as a whole regex matcher: label=~"{targets}"'
+    if names.count("window") != len(_WINDOW_SPOT.findall(text)):
+        return "{window} may only appear as a range: [{window}] or [{window}:step]"
+    return None
+
+
+def _checked_query(text: str) -> str:
+    problem = query_template_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
+
+
+PromQL = Annotated[
+    str, StringConstraints(min_length=1, max_length=2000), AfterValidator(_checked_query)
+]
+"""A PromQL template: see :func:`query_template_problem`."""
+
+
 class Metric(Strict):
-    """One pre-registered abort condition on a measured signal."""
+    """One pre-registered abort condition on a measured signal.
+
+    A ``prometheus`` metric names a ``template`` or its own ``query`` (PromQL with the
+    placeholders ``{targets}`` and ``{window}``), the label that carries each target's
+    name (``target_label``) and whether the query is sampled or counts events
+    (``kind``); a ``lab`` metric uses none of these."""
 
     name: Name
     source: Source = Source.lab
     signal: Name = Field(description="lab metric name, or a label for the query")
-    query: str | None = Field(None, max_length=2000, description="PromQL with {target}")
+    template: MetricTemplate | None = Field(None, description="a ready-made query (prometheus)")
+    query: PromQL | None = Field(
+        None, description='PromQL selecting label=~"{targets}", ranges as [{window}]'
+    )
+    target_label: PromLabel | None = Field(
+        None, description="the label holding the target's name; series are grouped by it"
+    )
+    kind: MetricKind | None = Field(None, description="gauge (default) or counter")
     statistic: Statistic = Statistic.median_ratio
     test: TestKind = TestKind.permutation
     direction: Direction = Direction.higher_is_worse
@@ -135,6 +237,38 @@ class Metric(Strict):
     min_samples: StrictInt = Field(5, ge=2, description="per group; fewer holds the wave")
     absolute_max: StrictFloat | None = Field(None, description="no target may exceed this")
     absolute_min: StrictFloat | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _query_fits_the_source(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Metric]
+    ) -> Metric:
+        metric = handler(data)
+        if not isinstance(data, Metric):  # an instance was checked when it was made
+            metric.check_query()
+        return metric
+
+    def check_query(self) -> None:
+        """A lab metric has no query; a prometheus one has exactly one, consistent."""
+        prometheus_only = ("template", "query", "target_label", "kind")
+        if self.source is Source.lab:
+            given = [f for f in prometheus_only if getattr(self, f) is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)}: only for source prometheus")
+            return
+        check_query_choice(self.template, self.query, self.target_label)
+        if self.template is not None and self.kind is not None:
+            raise ValueError("kind comes from the template")
+        if self.kind is MetricKind.counter and "{window}" not in (self.query or ""):
+            raise ValueError("a counter query counts events over [{window}]")
+
+
+def check_query_choice(template: object, query: str | None, target_label: str | None) -> None:
+    """Exactly one of template and query; an own query names its target label."""
+    if (template is None) == (query is None):
+        raise ValueError("a prometheus query needs exactly one of template and query")
+    if query is not None and target_label is None:
+        raise ValueError("a query needs target_label (the label holding the target's name)")
 
 
 class HardFault(StrEnum):
@@ -147,10 +281,66 @@ class HardFault(StrEnum):
     lossless_discards = "lossless_discards"
 
 
+OBSERVED_FAULTS = frozenset({HardFault.unreachable, HardFault.unknown})
+"""Counted by the rollout loop from observing its devices, not by a metrics source."""
+
+
+class FaultQuery(Strict):
+    """How Prometheus counts one hard-fault kind: a count ``template`` or an own
+    ``query`` counting events over ``[{window}]``, per ``target_label``."""
+
+    template: MetricTemplate | None = None
+    query: PromQL | None = None
+    target_label: PromLabel | None = Field(None, description="default: the template's")
+
+    @model_validator(mode="after")
+    def _one_query(self) -> FaultQuery:
+        check_query_choice(self.template, self.query, self.target_label)
+        if self.template is not None and self.template not in COUNT_TEMPLATES:
+            counts = ", ".join(sorted(t.value for t in COUNT_TEMPLATES))
+            raise ValueError(f"template {self.template.value} is not a count (counts: {counts})")
+        if self.query is not None and "{window}" not in self.query:
+            raise ValueError("a hard-fault query counts events over [{window}]")
+        return self
+
+
+PrometheusUrl = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^https?://([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(:[0-9]{1,5})?"
+        r"(/[A-Za-z0-9._~/-]{0,200})?$"
+    ),
+]
+"""Scheme, host, port and path only: no credentials (the spec lives in git), no query."""
+
+
+class PrometheusConfig(Strict):
+    """Where ``prometheus`` metrics and hard faults are read (``abort.prometheus``)."""
+
+    url: PrometheusUrl = Field(description="base URL, e.g. http://prometheus.mon:9090")
+    timeout_seconds: StrictFloat = Field(10.0, gt=0.0, le=120.0, description="per request")
+    step_seconds: StrictInt = Field(
+        60, ge=1, le=3600, description="resolution of gauge samples across the window"
+    )
+    hard_faults: dict[HardFault, FaultQuery] = Field(
+        default_factory=dict, description="hard-fault kind -> how Prometheus counts it"
+    )
+
+    @model_validator(mode="after")
+    def _countable_kinds(self) -> PrometheusConfig:
+        observed = sorted(k.value for k in self.hard_faults if k in OBSERVED_FAULTS)
+        if observed:
+            raise ValueError(
+                f"{', '.join(observed)}: counted by the rollout from observing its devices"
+            )
+        return self
+
+
 class Abort(Strict):
     metrics: tuple[Metric, ...] = ()
     hard_faults: tuple[HardFault, ...] = tuple(HardFault)
     aa_noise_floor: StrictBool = Field(True, description="measure A/A before the first wave")
+    prometheus: PrometheusConfig | None = None
 
 
 class RollbackScope(StrEnum):
@@ -177,6 +367,14 @@ class RolloutSpec(Strict):
     abort: Abort = Field(default_factory=Abort)
     rollback: Rollback = Field(default_factory=Rollback)
     seed: StrictInt = 0
+
+    @model_validator(mode="after")
+    def _prometheus_configured(self) -> RolloutSpec:
+        if self.abort.prometheus is None:
+            names = [m.name for m in self.abort.metrics if m.source is Source.prometheus]
+            if names:
+                raise ValueError(f"{', '.join(names)}: source prometheus needs abort.prometheus")
+        return self
 
 
 class RolloutFile(Strict):
