@@ -69,9 +69,9 @@ def test_billion_laughs_is_refused_quickly() -> None:
     for i in range(1, 10):
         refs = ",".join([f"*a{i - 1}"] * 9)
         lines.append(f"a{i}: &a{i} [{refs}]")
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: the work is bounded whatever the load
     message = _error(("\n".join(lines) + "\n").encode())
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert "alias bomb" in message
 
 
@@ -109,10 +109,10 @@ def test_oversize_file_is_refused_before_reading(tmp_path: Path) -> None:
     with big.open("wb") as out:
         out.truncate(50 * 1024 * 1024)
     tracemalloc.start()
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(InputError) as caught:
         load_document(tmp_path, Path("big.yaml"))
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert f"the limit is {MAX_FILE_BYTES:,}" in str(caught.value)
