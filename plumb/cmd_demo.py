@@ -259,10 +259,20 @@ def _summary(launched: Launched, context: FleetContext, started: float) -> bool:
             f"of {len(canary)} covers it with probability {cover.random:.3f} "
             f"= 1-(1-{cover.p:.3f})^{len(canary)}"
         )
-    console.print(
-        "  the defect sat in the B0 stratum: the stratified canary was sure to catch it, "
-        "a random canary of the same size would have missed it 3 times in 4"
+    b0 = next(
+        (
+            c
+            for st, c in zip(plan.strata.strata, plan.coverage, strict=True)
+            if dict(st.key).get("label.nic_revision") == "B0"
+        ),
+        None,
     )
+    if b0 is not None:
+        console.print(
+            f"  the defect sat in the B0 stratum: the stratified canary was sure to catch it "
+            f"({b0.stratified:.3f}); a random canary of the same size would have missed it "
+            f"with probability {1 - b0.random:.3f}"
+        )
     stalled = sum(w.stall_gpu_hours for w in journal.waves(launched.rollout))
     console.print(
         f"  stalled {stalled:.1f} GPU-h (canary and its rollback); the whole plan would "
