@@ -28,7 +28,7 @@ from reconciler.errors import FencedOut, Frozen
 from reconciler.lab import lab_db_path
 from reconciler.select import select_devices
 from reconciler.state.db import StateBusy
-from reconciler.state.journal import RolloutStatus, WaveStatus
+from reconciler.state.journal import RolloutStatus, TargetStatus, WaveStatus
 from reconciler.state.lease import LeaseHeld, LeaseToken
 from reconciler.targets import rule_for
 from rollouts.caps import PlanError
@@ -298,6 +298,7 @@ def _finish_rollback(
     """A rollback that a crash interrupted: run it again (restores are idempotent)."""
     from rollouts.execute import load_context
     from rollouts.rollback import rollback
+    from rollouts.spec import RollbackScope
 
     journal = context.db.journal
     names = [t.device for t in journal.targets(rollout)]
@@ -306,6 +307,15 @@ def _finish_rollback(
         spec = load_context(runtime, rollout).spec
         row = journal.get(rollout)
         reason = (row.reason if row else None) or "resumed rollback"
+        asked = _interrupted_rollback(context, rollout)
+        unfinished = [
+            t.device
+            for t in journal.targets(rollout)
+            if t.status in (TargetStatus.rolling_back, TargetStatus.rollback_failed)
+            or t.device in asked
+        ]
+        if unfinished:  # whatever scope was interrupted: finish exactly its targets
+            rollback(runtime, rollout, scope=RollbackScope.target, names=unfinished, reason=reason)
         rollback(
             runtime,
             rollout,
@@ -315,6 +325,16 @@ def _finish_rollback(
         )
     final = journal.get(rollout)
     return final.status if final else RolloutStatus.aborted
+
+
+def _interrupted_rollback(context: FleetContext, rollout: str) -> set[str]:
+    """The targets the last rollback of ``rollout`` set out to restore: its first audit
+    record names them before any write, so a crash cannot lose the request."""
+    for record in reversed(context.db.audit.records(200, kind="rollback")):
+        detail = record.detail
+        if detail.get("rollout") == rollout and "targets" in detail:
+            return {str(t) for t in detail["targets"]}
+    return set()
 
 
 @rollout_app.command("status")

@@ -237,8 +237,16 @@ def rollback(
     pins = {d: v for d, v in pins.items() if v}
     if pins:
         report.pinned = journal.pin(rollout, pins, f"rolled back by {rollout}: {reason}")
-    for number in sorted({r.wave for r in chosen}):
-        journal.update_wave(rollout, number, status=WaveStatus.rolled_back)
+    if report.ok:
+        for number in sorted({r.wave for r in chosen}):
+            journal.update_wave(rollout, number, status=WaveStatus.rolled_back)
+    unfinished = [
+        t.device
+        for t in journal.targets(rollout)
+        if t.status in (TargetStatus.rolling_back, TargetStatus.rollback_failed)
+    ]
+    if unfinished and report.ok:  # restored what was asked, but others were left half-way
+        report.failed.update(dict.fromkeys(unfinished, "an earlier rollback left it unfinished"))
     final = RolloutStatus.rolled_back if report.ok else RolloutStatus.aborted
     journal.set_status(
         rollout,

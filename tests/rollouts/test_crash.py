@@ -144,3 +144,40 @@ def test_sigkill_at_a_random_moment_then_resume(
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
     _check(fleet, initial, defect=False)
+
+
+@pytest.mark.parametrize("point", [3, 5])
+def test_sigkill_during_an_emergency_rollback_then_resume(
+    template: GitFleet, tmp_path: Path, point: int
+) -> None:
+    """The interrupted rollback is finished on resume: every target restored, none
+    left drained, the rollout rolled back (not a smaller scope reported as done)."""
+    fleet = _clone(template, tmp_path)
+    initial = fleet.running()
+    assert fleet.plumb("rollout", "start", FIRMWARE, ".").exit_code == 0
+    rollout = fleet.only_rollout()
+    env = plumb_env()
+    env["PLUMB_FAILPOINT"] = f"journal:{point}"
+    killed = subprocess.run(
+        [str(PLUMB), "rollback", rollout, ".", "--emergency"],
+        cwd=fleet.root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-800:]
+    assert fleet.plumb("lease", "break", ".", "--reason", "drill").exit_code == 0
+    resumed = fleet.plumb("rollout", "resume", rollout, ".")
+    assert resumed.exit_code == 1, resumed.stdout + resumed.stderr  # rolled back
+    with fleet.db() as db:
+        row = db.journal.get(rollout)
+        targets = db.journal.targets(rollout)
+        assert db.audit.verify().ok
+    assert row is not None and row.status is RolloutStatus.rolled_back, row
+    assert {t.status.value for t in targets} == {"rolled_back"}
+    assert {t.lifecycle.value for t in targets} == {"in_service"}
+    assert fleet.running() == initial
+    assert all(count <= 2 for count in fleet.device_writes().values())
