@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from inventory.problems import Location
 from reconciler import failpoint
 from reconciler.drivers.base import Outcome
 from reconciler.errors import DeviceError
-from reconciler.loop import DeviceResult, Observation, apply_plan, observe_all
-from reconciler.plan import build_plan
+from reconciler.loop import ApplyReport, DeviceResult, Observation, apply_plan, observe_all
+from reconciler.plan import Plan, build_plan
 from reconciler.select import neighbours
 from reconciler.settings import Owned, Scalar, State
 from reconciler.state.journal import (
@@ -207,6 +207,47 @@ def _confirm(rt: Runtime, device: str) -> None:
         rt.targets.driver(device).confirm(rt.targets.ref(device), None)
 
 
+def apply_through(
+    rt: Runtime, plan: Plan, label: str, *, failpoint_site: str | None = None
+) -> tuple[ApplyReport, dict[str, DeviceResult]]:
+    """Apply ``plan`` with the runtime's drivers, guard, audit and progress display;
+    returns the report and each device's worst result over the plan's steps."""
+    results: dict[str, DeviceResult] = {}
+
+    def done(result: DeviceResult) -> None:
+        if failpoint_site is not None:
+            failpoint.hit(failpoint_site)
+        if result.device not in results or result.outcome is not Outcome.applied:
+            results[result.device] = result
+        rt.reporter.advance()
+
+    rt.reporter.begin(label, len(plan.changes()))
+    try:
+        report = apply_plan(
+            plan,
+            rt.targets,
+            dry_run=False,
+            guard=rt.guard,
+            audit=rt.audit,
+            confirm_within=rt.confirm_within,
+            concurrency=rt.concurrency,
+            on_device=done,
+        )
+    finally:
+        rt.reporter.end()
+    return report, results
+
+
+def drained_gang_gpus(rt: Runtime, nodes: Collection[str]) -> int:
+    """GPUs of every gang that draining ``nodes`` stops (a gang stalls as a whole)."""
+    chosen = set(nodes)
+    return sum(
+        len(gang.nodes) * gang.gpus_per_node
+        for gang in rt.fleet.gangs.values()
+        if chosen & set(gang.nodes)
+    )
+
+
 def _write(
     rt: Runtime, ctx: Context, rows: Sequence[TargetRow], seen: Mapping[str, Observation]
 ) -> None:
@@ -233,27 +274,7 @@ def _write(
     if not changed:
         return
     journal.set_targets(ctx.id, changed, TargetStatus.in_flight)
-    rt.reporter.begin("writing", len(changed))
-    results: dict[str, DeviceResult] = {}
-
-    def done(result: DeviceResult) -> None:
-        failpoint.hit("write")
-        worst = results.get(result.device)
-        if worst is None or result.outcome is not Outcome.applied:
-            results[result.device] = result
-        rt.reporter.advance()
-
-    report = apply_plan(
-        plan,
-        rt.targets,
-        dry_run=False,
-        guard=rt.guard,
-        audit=rt.audit,
-        confirm_within=rt.confirm_within,
-        concurrency=rt.concurrency,
-        on_device=done,
-    )
-    rt.reporter.end()
+    report, results = apply_through(rt, plan, "writing", failpoint_site="write")
     by_status: dict[TargetStatus, list[str]] = {}
     for name, result in results.items():
         by_status.setdefault(_OUTCOME_STATUS.get(result.outcome, TargetStatus.unknown), []).append(
@@ -348,13 +369,8 @@ def _stall(
     """GPU-hours of every gang the wave drained, from drain start to return."""
     fresh = rt.db.journal.waves(ctx.id)[wave.number - 1]
     start = fresh.drain_start if fresh.drain_start is not None else returned
-    drained = {r.device for r in rows}
     hours = max(0.0, returned - start) / 60.0
-    gpus = 0
-    for gang in rt.fleet.gangs.values():
-        if drained & set(gang.nodes):
-            gpus += len(gang.nodes) * gang.gpus_per_node
-    return gpus * hours
+    return drained_gang_gpus(rt, [r.device for r in rows]) * hours
 
 
 def _bake(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:

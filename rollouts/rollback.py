@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reconciler.drivers.base import Outcome
-from reconciler.loop import DeviceResult, apply_plan
 from reconciler.plan import build_plan
 from reconciler.settings import Owned, Scalar
 from reconciler.state.journal import (
@@ -33,7 +32,9 @@ from reconciler.state.journal import (
 from rollouts.execute import (
     Context,
     RolloutStopped,
+    apply_through,
     at,
+    drained_gang_gpus,
     load_context,
     move,
     needs_reboot,
@@ -120,26 +121,8 @@ def _restore(rt: Runtime, ctx: Context, rows: Sequence[TargetRow], report: Rollb
     if blind:
         journal.set_targets(ctx.id, blind, TargetStatus.rollback_failed, errors=blind)
         report.failed.update(blind)
-    results: dict[str, DeviceResult] = {}
-
-    def done(result: DeviceResult) -> None:
-        if result.device not in results or result.outcome is not Outcome.applied:
-            results[result.device] = result
-        rt.reporter.advance()
-
     if changed:
-        rt.reporter.begin("restoring", len(changed))
-        outcome = apply_plan(
-            plan,
-            rt.targets,
-            dry_run=False,
-            guard=rt.guard,
-            audit=rt.audit,
-            confirm_within=rt.confirm_within,
-            concurrency=rt.concurrency,
-            on_device=done,
-        )
-        rt.reporter.end()
+        outcome, results = apply_through(rt, plan, "restoring")
         ok = [n for n, r in results.items() if r.outcome is Outcome.applied]
         bad = {n: r.error or r.outcome.value for n, r in results.items() if n not in ok}
         bad.update({n: "not started: " + (outcome.stopped or "") for n in outcome.not_started})
@@ -172,11 +155,7 @@ def _return_to_service(
     failures.update({n: f for n, f in rt.maintenance.acceptance(list(befores)).items() if f})
     move(rt, ctx, [r for r in fresh if r.device not in failures], Lifecycle.in_service)
     move(rt, ctx, [r for r in fresh if r.device in failures], Lifecycle.repair)
-    gpus = sum(
-        len(gang.nodes) * gang.gpus_per_node
-        for gang in rt.fleet.gangs.values()
-        if set(gang.nodes) & set(befores)
-    )
+    gpus = drained_gang_gpus(rt, befores)
     first = min(r.wave for r in rows)
     wave = journal.waves(ctx.id)[first - 1]
     hours = gpus * (rt.clock.now() - started) / 60.0
