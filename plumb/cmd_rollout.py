@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -128,11 +129,17 @@ def _exit_for(status: RolloutStatus) -> int:
     return 1
 
 
-def _lease(context: FleetContext, purpose: str) -> AbstractContextManager[LeaseToken]:
+@contextmanager
+def _lease(context: FleetContext, purpose: str) -> Iterator[LeaseToken]:
     try:
-        return context.db.lease.held(context.holder, purpose)
+        held = context.db.lease.held(context.holder, purpose)
+        token = held.__enter__()
     except (LeaseHeld, StateBusy) as exc:
         raise fail(f"{exc}; if that process is gone: plumb lease break", 1) from None
+    try:
+        yield token
+    finally:
+        held.__exit__(None, None, None)
 
 
 def _show_status(context: FleetContext, rollout: str, format: str) -> None:

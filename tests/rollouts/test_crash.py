@@ -85,6 +85,8 @@ def _settle(fleet: GitFleet) -> str | None:
 def _check(fleet: GitFleet, initial: dict[str, dict[str, object]], *, defect: bool) -> None:
     rollout = _settle(fleet)
     if rollout is None:  # killed before the rollout was journaled: start again
+        broken = fleet.plumb("lease", "break", ".", "--reason", "killed in a crash drill")
+        assert broken.exit_code == 0, broken.stderr
         done = fleet.plumb("rollout", "start", FIRMWARE, ".")
         assert done.exit_code in (0, 1), done.stdout + done.stderr
         rollout = fleet.only_rollout()
