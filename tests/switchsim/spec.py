@@ -18,6 +18,11 @@ class DeviceSpec:
     `initial` is used only when `state_dir` holds no saved state for `name`;
     otherwise the saved state wins, so a restarted simulator keeps every
     committed change.  `port` 0 lets the OS pick a free loopback port.
+
+    `profile` names the platform, version and configuration style the device
+    behaves as (its dialect's profile table; empty: the dialect's default).
+    `lldp` lists the neighbours its LLDP agent reports, as
+    ``(local port, neighbour system name, neighbour port id)``.
     """
 
     name: str
@@ -28,6 +33,8 @@ class DeviceSpec:
     enable_secret: str | None = None
     port: int = 0
     reboot_seconds: float = 1.0
+    profile: str = ""
+    lldp: tuple[tuple[str, str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
