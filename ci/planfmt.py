@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from reconciler.loop import ApplyReport
-from reconciler.plan import Plan
+from reconciler.plan import Inexpressible, Plan
 from reconciler.settings import Change
 
 PLAN_SCHEMA = "plumb.plan/v1"
@@ -37,6 +37,7 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
             "unknown": len(plan.unknown()),
             "conflicts": sum(len(d.conflicts) for d in plan.devices.values()),
             "held": sum(len(d.held) for d in plan.devices.values()),
+            "inexpressible": len(plan.inexpressible()),
         },
         "steps": [
             {
@@ -62,9 +63,13 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
                     for c in dp.conflicts
                 ],
                 "held": [{"path": h.path, "value": h.value, "reason": h.reason} for h in dp.held],
+                "inexpressible": [
+                    {"path": i.path, "value": i.value, "owner": str(i.owner), "reason": i.reason}
+                    for i in dp.inexpressible
+                ],
             }
             for name, dp in sorted(plan.devices.items())
-            if dp.changes or dp.unknown or dp.conflicts or dp.held
+            if dp.changes or dp.unknown or dp.conflicts or dp.held or dp.inexpressible
         },
     }
 
@@ -97,6 +102,7 @@ def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
             )
         for held in dp.held:
             lines.append(f"HELD {name} {held.path} at {held.value!r}: {held.reason}")
+    lines += inexpressible_lines(plan)
     if plan.refused:
         lines.append(f"REFUSED: {plan.refused}")
     unmanaged = sum(len(d.unmanaged) for d in plan.devices.values())
@@ -106,6 +112,25 @@ def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
         f"{len(plan.unknown())} unknown; {unmanaged} observed field(s) not owned by plumb"
     )
     return "\n".join(lines) + "\n"
+
+
+def inexpressible_lines(plan: Plan) -> list[str]:
+    """One line per (path, platform reason): the intended values a platform cannot
+    express, with how many devices and the owning intent line."""
+    groups: dict[tuple[str, str], list[Inexpressible]] = {}
+    for item in plan.inexpressible():
+        groups.setdefault((item.path, item.reason), []).append(item)
+    lines = []
+    for (path, reason), items in sorted(groups.items()):
+        devices = sorted({i.device for i in items})
+        named = ", ".join(devices[:3]) + (
+            f" and {len(devices) - 3} more" if len(devices) > 3 else ""
+        )
+        lines.append(
+            f"NOT EXPRESSIBLE {path} = {items[0].value!r} on {len(devices)} device(s) "
+            f"({named}) [{items[0].owner}]: {reason}; not written"
+        )
+    return lines
 
 
 def apply_json(report: ApplyReport, *, fleet: str, dry_run: bool) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from typing import TypeVar
 from intent.fleet import Fleet
 from intent.models import Bundle
 from inventory.models import Role
+from reconciler.capabilities import inexpressible
 from reconciler.render import render_desired
 from reconciler.settings import Scalar, as_desired_state
 
@@ -168,6 +169,11 @@ def initial_lab_states(
 
     ``drift`` is exact unless the fleet has fewer fields of the drift kinds."""
     states = {name: as_desired_state(desired) for name, desired in render_desired(fleet).items()}
+    for name, state in states.items():
+        # A lab device holds only what its platform can express, like the real one.
+        platform = fleet.devices[name].platform.value
+        for path in [p for p in state if inexpressible(platform, p, state) is not None]:
+            del state[path]
     if older_firmware:
         for name, state in states.items():
             bundle = other_bundle(fleet, name)

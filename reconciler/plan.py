@@ -5,7 +5,9 @@ Level-triggered: the plan is a function of the whole desired state and the whole
 observed state, nothing else. For each device it records the changes (field, from,
 to, owner), the fields it observed but does not own (reported, never written), the
 fields another writer owns (conflicts: reported, never fought over), fields held by
-a rollback pin, and devices that could not be observed (unknown: nothing planned).
+a rollback pin, fields the device's platform cannot express (refused with the
+platform's reason, never sent: :mod:`reconciler.capabilities`), and devices that could
+not be observed (unknown: nothing planned).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass, field
 
 from intent.fleet import Fleet
 from intent.models import ExternalOwner
+from inventory.problems import Location
+from reconciler.capabilities import inexpressible
 from reconciler.order import Step, UnsafePlan, order_changes, prove_order, unprovable_links
 from reconciler.render import DesiredFleet
 from reconciler.settings import Change, Owned, Scalar, State, diff
@@ -39,6 +43,17 @@ class Held:
 
 
 @dataclass(frozen=True)
+class Inexpressible:
+    """An intended value the device's platform has no way to express: never sent."""
+
+    device: str
+    path: str
+    value: Scalar
+    owner: Location
+    reason: str
+
+
+@dataclass(frozen=True)
 class DevicePlan:
     device: str
     changes: tuple[Change, ...] = ()
@@ -46,6 +61,7 @@ class DevicePlan:
     conflicts: tuple[Conflict, ...] = ()
     held: tuple[Held, ...] = ()
     unknown: str | None = None
+    inexpressible: tuple[Inexpressible, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,9 @@ class Plan:
 
     def change_count(self) -> int:
         return sum(len(dp.changes) for dp in self.devices.values())
+
+    def inexpressible(self) -> list[Inexpressible]:
+        return [i for dp in self.devices.values() for i in dp.inexpressible]
 
     def unknown(self) -> dict[str, str]:
         return {n: dp.unknown for n, dp in self.devices.items() if dp.unknown is not None}
@@ -88,12 +107,19 @@ def plan_device(
     observed: State,
     claims: Sequence[ExternalOwner],
     holds: Mapping[str, tuple[Scalar, str]],
+    platform: str = "",
 ) -> DevicePlan:
-    """Diff one device; split off conflicts and held fields."""
+    """Diff one device; split off conflicts, held fields and what its platform cannot
+    express."""
     wanted: dict[str, Owned] = {}
     conflicts: list[Conflict] = []
     held: list[Held] = []
+    refused: list[Inexpressible] = []
     for path, owned in desired.items():
+        reason = inexpressible(platform, path, observed)
+        if reason is not None:
+            refused.append(Inexpressible(device, path, owned.value, owned.owner, reason))
+            continue
         owner = external_owner(claims, device, path)
         if owner is not None:
             if observed.get(path) != owned.value:
@@ -107,7 +133,12 @@ def plan_device(
         wanted[path] = owned
     unmanaged = tuple(sorted(p for p in observed if p not in desired))
     return DevicePlan(
-        device, tuple(diff(wanted, observed)), unmanaged, tuple(conflicts), tuple(held)
+        device,
+        tuple(diff(wanted, observed)),
+        unmanaged,
+        tuple(conflicts),
+        tuple(held),
+        inexpressible=tuple(refused),
     )
 
 
@@ -134,7 +165,9 @@ def build_plan(
         if state is None:
             plans[device] = DevicePlan(device, unknown=errors.get(device, "not observed"))
             continue
-        plans[device] = plan_device(device, wanted, state, claims, holds.get(device, {}))
+        known = fleet.devices.get(device)
+        platform = known.platform.value if known is not None else ""
+        plans[device] = plan_device(device, wanted, state, claims, holds.get(device, {}), platform)
     changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
     steps = order_changes(fleet, changes)
     unobserved = {n for n, dp in plans.items() if dp.unknown is not None}

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from intent.fleet import Fleet, load_fleet
+from reconciler.capabilities import inexpressible
 from reconciler.drivers.base import DeviceRef, Outcome
 from reconciler.drivers.lab import LabDriver, create_lab, lab_refs
 from reconciler.errors import (
@@ -401,8 +402,27 @@ def test_two_unconfirmed_commits_revert_to_the_oldest_state(driver: LabDriver) -
 
 
 def _differences(fleet: Fleet, states: dict[str, dict[str, Scalar]]) -> dict[str, list[str]]:
+    """What a plan would change on each device (paths its platform cannot express are
+    never planned)."""
     desired = render_desired(fleet)
-    return {name: [c.path for c in diff(desired[name], states[name])] for name in desired}
+    return {
+        name: [
+            c.path
+            for c in diff(desired[name], states[name])
+            if inexpressible(fleet.devices[name].platform.value, c.path, states[name]) is None
+        ]
+        for name in desired
+    }
+
+
+def test_lab_switches_hold_only_what_their_platform_expresses(orion_fleet: Fleet) -> None:
+    """EOS has no PFC headroom or pause-threshold command, SONiC no static pause
+    threshold: the lab's switches do not hold them either."""
+    states = initial_lab_states(orion_fleet, seed=3)
+    assert "qos/pfc_headroom_kb" not in states["leaf-r0"]
+    assert "qos/pfc_xoff_kb" not in states["leaf-r0"]
+    assert "qos/pfc_xoff_kb" not in states["leaf-r1"]
+    assert states["leaf-r1"]["qos/pfc_headroom_kb"] == 128
 
 
 def _is_firmware(path: str) -> bool:

@@ -13,9 +13,17 @@ from tests.fleetcopy import FleetCopy
 from tests.reconciler.labfleet import LabFleet, run_plumb
 
 PLAN_KEYS = {"schema", "fleet", "intent_commit", "empty", "refused", "summary", "steps", "devices"}
-SUMMARY_KEYS = {"devices", "devices_changing", "changes", "unknown", "conflicts", "held"}
+SUMMARY_KEYS = {
+    "devices",
+    "devices_changing",
+    "changes",
+    "unknown",
+    "conflicts",
+    "held",
+    "inexpressible",
+}
 STEP_KEYS = {"index", "phase", "devices", "changes"}
-DEVICE_KEYS = {"changes", "unknown", "unmanaged_fields", "conflicts", "held"}
+DEVICE_KEYS = {"changes", "unknown", "unmanaged_fields", "conflicts", "held", "inexpressible"}
 CHANGE_KEYS = {"path", "from", "to", "owner"}
 APPLY_KEYS = {"schema", "fleet", "dry_run", "ok", "stopped", "outcomes", "not_started", "results"}
 RESULT_KEYS = {"device", "step", "outcome", "error", "changes"}

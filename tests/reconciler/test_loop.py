@@ -224,7 +224,7 @@ def test_changes_that_do_not_face_an_unobservable_device_still_plan(clean_lab: L
 OWNERSHIP = """
 ownership:
   - owner: qos-tuner
-    paths: ["qos/pfc_xoff_kb", "qos/ecn/*/kmin_kb"]
+    paths: ["qos/ecn/3/kmax_kb", "qos/ecn/*/kmin_kb"]
     devices: ["leaf-*"]
 """
 
@@ -233,23 +233,23 @@ def test_fields_owned_by_another_writer_are_conflicts_never_written(clean_lab: L
     """A field another system owns is reported as a conflict and never written, even
     when intent wants another value; other devices still get the change."""
     clean_lab.copy.append("plumb.yaml", OWNERSHIP)
-    clean_lab.copy.replace("intent/qos.yaml", "pfc_xoff_kb: 400", "pfc_xoff_kb: 350")
+    clean_lab.copy.replace("intent/qos.yaml", "kmax_kb: 800", "kmax_kb: 700")
     fleet = clean_lab.reload()
     leaves = sorted(n for n, d in fleet.devices.items() if d.role.value == "leaf")
     plan = clean_lab.plan()
     for leaf in leaves:
         (conflict,) = plan.devices[leaf].conflicts
-        assert (conflict.path, conflict.owner) == ("qos/pfc_xoff_kb", "qos-tuner")
-        assert (conflict.intended, conflict.observed) == (350, 400)
+        assert (conflict.path, conflict.owner) == ("qos/ecn/3/kmax_kb", "qos-tuner")
+        assert (conflict.intended, conflict.observed) == (700, 800)
         assert plan.devices[leaf].changes == ()
     assert "spine-1" in plan.changes()
     text = plan_text(plan, fleet="orion")
-    assert "CONFLICT leaf-r0 qos/pfc_xoff_kb: owned by qos-tuner" in text
+    assert "CONFLICT leaf-r0 qos/ecn/3/kmax_kb: owned by qos-tuner" in text
     assert plan_json(plan, fleet="orion", commit=None)["summary"]["conflicts"] == len(leaves)
     assert clean_lab.apply(plan).ok()
     running = clean_lab.running()
-    assert {running[leaf]["qos/pfc_xoff_kb"] for leaf in leaves} == {400}
-    assert running["spine-1"]["qos/pfc_xoff_kb"] == 350
+    assert {running[leaf]["qos/ecn/3/kmax_kb"] for leaf in leaves} == {800}
+    assert running["spine-1"]["qos/ecn/3/kmax_kb"] == 700
     again = clean_lab.plan()
     assert again.change_count() == 0
     assert sum(len(dp.conflicts) for dp in again.devices.values()) == len(leaves)
