@@ -22,7 +22,7 @@ from inventory.problems import InputError
 from plumb.app import PathArg, app, load_or_exit
 from plumb.schemas import FILE_KINDS, schema_for, write_schemas
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-from policies.engine import BUILTIN, Policy, evaluate
+from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
 from policies.repo import load_repo_policies
 
 
@@ -35,8 +35,11 @@ def _prefix_for(root: Path) -> str:
     return "" if str(relative) == "." else f"{relative.as_posix()}/"
 
 
-def run_validation(root: Path, *, today: date, repo_policies: bool = True) -> ValidateOutcome:
-    """Load the fleet and evaluate every policy; bad input becomes problems, not raises."""
+def run_validation(
+    root: Path, *, today: date, repo_policies: bool = True, against: Path | None = None
+) -> ValidateOutcome:
+    """Load the fleet and evaluate every policy (with ``against``, a snapshot file, also
+    the policies over observed state); bad input becomes problems, not raises."""
     prefix = _prefix_for(root)
     try:
         fleet = load_fleet(root)
@@ -45,7 +48,13 @@ def run_validation(root: Path, *, today: date, repo_policies: bool = True) -> Va
             policies += load_repo_policies(fleet.root)
     except InputError as exc:
         return ValidateOutcome(root, None, tuple(exc.problems), None, prefix)
-    report = evaluate(fleet, policies, today=today)
+    observed = None
+    if against is not None:
+        from plumb.cmd_snapshot import read_snapshot  # exits 2 naming the file when bad
+
+        observed = read_snapshot(against, fleet.config.fleet).states
+        policies += list(OBSERVED)
+    report = evaluate(fleet, policies, today=today, observed=observed)
     return ValidateOutcome(root, fleet.config.fleet, (), report, prefix)
 
 
@@ -58,8 +67,13 @@ def validate(
     output: Annotated[Path | None, typer.Option(help="Write the report here too.")] = None,
     today: Annotated[str | None, typer.Option(help="Date for waiver expiry (YYYY-MM-DD).")] = None,
     repo_policies: Annotated[bool, typer.Option(help="Load the repo's policies/*.py.")] = True,
+    against: Annotated[
+        Path | None,
+        typer.Option(help="Also check a `plumb snapshot` file of the devices (LLDP cabling)."),
+    ] = None,
 ) -> None:
-    """Check a fleet repo by schema and by cross-object policy."""
+    """Check a fleet repo by schema and by cross-object policy (and, --against a
+    snapshot, the cabling the devices see)."""
     if format not in FORMATS:
         typer.echo(f"error: unknown format {format!r} (choose from {', '.join(FORMATS)})", err=True)
         raise typer.Exit(2)
@@ -68,7 +82,7 @@ def validate(
     except ValueError:
         typer.echo(f"error: --today {today!r} is not a date (YYYY-MM-DD)", err=True)
         raise typer.Exit(2) from None
-    outcome = run_validation(path, today=when, repo_policies=repo_policies)
+    outcome = run_validation(path, today=when, repo_policies=repo_policies, against=against)
     rendered = FORMATS[format](outcome)
     if output is not None:
         try:

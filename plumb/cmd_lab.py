@@ -1,4 +1,4 @@
-"""``plumb lab init|show|fault|reset|defect|clock``: the embedded lab fleet."""
+"""``plumb lab init|show|fault|miscable|reset|defect|clock``: the embedded lab fleet."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
+from inventory.index import Endpoint
 from plumb.app import PathArg, fail, load_or_exit
-from reconciler.drivers.lab import create_lab
+from reconciler.drivers.lab import create_lab, miscable
 from reconciler.lab import Fault, FaultKind, lab_db_path, states_from_snapshot
 from reconciler.state.labdb import DEVICE_WRITES, LabStore
 
@@ -132,6 +133,33 @@ def lab_fault(
         typer.echo(f"fault #{added.id}: {device} {kind}")
     finally:
         store.close()
+
+
+def _endpoint(text: str) -> Endpoint:
+    device, sep, port = text.partition(":")
+    if not sep or not device or not port:
+        raise fail(f"{text!r}: expected DEVICE:PORT, e.g. leaf-r0:Ethernet1")
+    return Endpoint(device, port)
+
+
+@lab_app.command("miscable")
+def lab_miscable(
+    path: Annotated[Path, typer.Argument(help="Fleet repo (a directory with plumb.yaml).")],
+    first: Annotated[str, typer.Argument(help="A switch port, DEVICE:PORT.")],
+    second: Annotated[str, typer.Argument(help="Another switch port, DEVICE:PORT.")],
+) -> None:
+    """Swap the far ends of two switch ports' cables: each port's LLDP then reports the
+    other's neighbour (`plumb validate --against` a snapshot catches it)."""
+    a, b = _endpoint(first), _endpoint(second)
+    store = _store(path)
+    try:
+        moved = miscable(store, a, b)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    finally:
+        store.close()
+    for end, peer in sorted(moved.items()):
+        typer.echo(f"{end} now reaches {peer}")
 
 
 @lab_app.command("reset")

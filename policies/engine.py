@@ -6,6 +6,12 @@ policy, attaches waivers (``policies/waivers.yaml``: policy id + subject glob, w
 a reason and an expiry), and returns a :class:`PolicyReport` whose exit code is
 derived from its contents: 0 clean (warnings allowed), 1 any active deny, 2 a
 policy that raised. A policy that raises is an engine error, never a pass.
+
+Most policies read the fleet alone. An *observed* policy (:func:`observed_policy`) also
+reads what the devices report (a ``plumb.snapshot/v1``'s states, device -> path ->
+value). Built-in ones live in :data:`OBSERVED`, apart from :data:`BUILTIN`; one runs
+only when :func:`evaluate` is given ``observed`` and is left out of the report
+otherwise, so a fleet-only run is unchanged.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -55,6 +61,8 @@ class Violation:
 
 
 Check = Callable[[Fleet], Iterable[Finding]]
+ObservedStates = Mapping[str, Mapping[str, str | int | float | bool | None]]
+ObservedCheck = Callable[[Fleet, ObservedStates], Iterable[Finding]]
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,29 @@ class Policy:
     rationale: str
     remediation: str
     check: Check
+
+    def runs_with(self, observed: ObservedStates | None) -> bool:
+        return True
+
+    def findings(self, fleet: Fleet, observed: ObservedStates | None) -> Iterable[Finding]:
+        return self.check(fleet)
+
+
+def _nothing_without_observed(fleet: Fleet) -> Iterable[Finding]:
+    return ()
+
+
+@dataclass(frozen=True)
+class ObservedPolicy(Policy):
+    """A policy over the fleet and the devices' observed states; runs only with them."""
+
+    observed_check: ObservedCheck
+
+    def runs_with(self, observed: ObservedStates | None) -> bool:
+        return observed is not None
+
+    def findings(self, fleet: Fleet, observed: ObservedStates | None) -> Iterable[Finding]:
+        return () if observed is None else self.observed_check(fleet, observed)
 
 
 @dataclass(frozen=True)
@@ -118,6 +149,7 @@ class Registry:
 
 _ACTIVE: ContextVar[Registry | None] = ContextVar("plumb_policy_registry", default=None)
 BUILTIN = Registry()
+OBSERVED = Registry()  # built-in policies over observed state; run with a snapshot only
 
 
 @contextlib.contextmanager
@@ -144,6 +176,31 @@ def policy(
     return register
 
 
+def observed_policy(
+    id: str, *, severity: str = "deny", title: str, rationale: str, remediation: str
+) -> Callable[[ObservedCheck], ObservedCheck]:
+    """Register a check over the fleet and observed device states (decorator); built-in
+    ones go to :data:`OBSERVED`, so the fleet-only set (:data:`BUILTIN`) is unchanged."""
+
+    def register(check: ObservedCheck) -> ObservedCheck:
+        active = _ACTIVE.get()
+        registry = OBSERVED if active is None else active
+        registry.add(
+            ObservedPolicy(
+                id,
+                Severity(severity),
+                title,
+                rationale,
+                remediation,
+                _nothing_without_observed,
+                check,
+            )
+        )
+        return check
+
+    return register
+
+
 def _waiver_for(violation: Violation, waivers: Iterable[Waiver]) -> Waiver | None:
     for waiver in waivers:
         if waiver.policy == violation.policy and fnmatch.fnmatchcase(
@@ -156,16 +213,23 @@ def _waiver_for(violation: Violation, waivers: Iterable[Waiver]) -> Waiver | Non
 WAIVER_EXPIRED = "waiver.expired"
 
 
-def evaluate(fleet: Fleet, policies: Iterable[Policy], *, today: date) -> PolicyReport:
-    """Run every policy on the fleet; waivers in force move matches aside."""
-    ran = tuple(policies)
+def evaluate(
+    fleet: Fleet,
+    policies: Iterable[Policy],
+    *,
+    today: date,
+    observed: ObservedStates | None = None,
+) -> PolicyReport:
+    """Run every policy on the fleet (observed policies only when ``observed`` states are
+    given); waivers in force move matches aside."""
+    ran = tuple(p for p in policies if p.runs_with(observed))
     active_waivers = [w for w in fleet.waivers if w.expires >= today]
     violations: list[Violation] = []
     waived: list[Violation] = []
     errors: list[EngineError] = []
     for pol in ran:
         try:
-            findings = list(pol.check(fleet))
+            findings = list(pol.findings(fleet, observed))
         except Exception as exc:  # a broken policy is an engine error, never a pass
             summary = traceback.format_exception_only(type(exc), exc)[-1].strip()
             errors.append(EngineError(pol.id, summary))

@@ -11,7 +11,9 @@ A fresh lab is *not* the desired state, so the first reconcile has real work to 
   left at MTU 1500, an ECN Kmin changed by hand, a BGP maximum-paths of 16, an extra
   PFC priority on one port, ...), each on a distinct field;
 * **unmanaged fields** that plumb does not own and must never write
-  (:data:`UNMANAGED_PATTERNS`): hostname, serial, kernel, port descriptions.
+  (:data:`UNMANAGED_PATTERNS`): hostname, serial, kernel, port descriptions, and what
+  each switch port hears on the wire by LLDP (``lldp/<port>/{system,port}``, the far
+  end of its inventory cable until :func:`swap_far_ends` miscables two of them).
 
 Everything is a function of the fleet and the seed.
 """
@@ -29,6 +31,7 @@ from typing import TypeVar
 
 from intent.fleet import Fleet
 from intent.models import Bundle
+from inventory.index import Endpoint
 from inventory.models import Role
 from reconciler.capabilities import inexpressible
 from reconciler.render import render_desired
@@ -42,6 +45,7 @@ UNMANAGED_PATTERNS = (
     "system/serial",
     "system/kernel",
     "interfaces/*/description",
+    "lldp/*",
 )
 States = dict[str, dict[str, Scalar]]
 T = TypeVar("T")
@@ -160,6 +164,37 @@ def _add_unmanaged(fleet: Fleet, name: str, state: dict[str, Scalar]) -> None:
         return
     for link in fleet.cabling.ports(name):
         state[f"interfaces/{link.local.port}/description"] = f"{link.peer.device} {link.peer.port}"
+        state.update(lldp_heard(link.local.port, link.peer))
+
+
+# -- the wire ----------------------------------------------------------------------------
+
+
+def lldp_heard(port: str, peer: Endpoint) -> dict[str, Scalar]:
+    """What a lab switch's ``port`` reports by LLDP when ``peer`` is on the other end."""
+    return {f"lldp/{port}/system": peer.device, f"lldp/{port}/port": peer.port}
+
+
+def heard_peer(state: Mapping[str, Scalar], port: str) -> Endpoint | None:
+    """The far end a lab switch's ``port`` reports by LLDP, or None."""
+    system, peer_port = state.get(f"lldp/{port}/system"), state.get(f"lldp/{port}/port")
+    if not isinstance(system, str) or not isinstance(peer_port, str):
+        return None
+    return Endpoint(system, peer_port)
+
+
+def swap_far_ends(
+    a: Endpoint, a_peer: Endpoint, b: Endpoint, b_peer: Endpoint
+) -> dict[Endpoint, Endpoint]:
+    """Every endpoint whose far end changes when the cables at ``a`` and ``b`` swap their
+    far ends (``a`` then reaches ``b_peer``, ``b`` reaches ``a_peer``), to its new far end.
+
+    Raises ValueError when ``a`` and ``b`` are the same port or the two ends of one cable."""
+    if a == b:
+        raise ValueError(f"{a} is given twice")
+    if a_peer == b or b_peer == a:
+        raise ValueError(f"{a} and {b} are the two ends of one cable")
+    return {a: b_peer, b: a_peer, a_peer: b, b_peer: a}
 
 
 def initial_lab_states(

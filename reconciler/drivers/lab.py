@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from intent.fleet import Fleet
+from inventory.index import Endpoint
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.errors import (
     ConfigRejected,
@@ -48,7 +49,15 @@ from reconciler.errors import (
     DeviceTimeout,
     DeviceUnreachable,
 )
-from reconciler.lab import Fault, FaultKind, initial_lab_states, is_unmanaged
+from reconciler.lab import (
+    Fault,
+    FaultKind,
+    heard_peer,
+    initial_lab_states,
+    is_unmanaged,
+    lldp_heard,
+    swap_far_ends,
+)
 from reconciler.settings import Change, Scalar
 from reconciler.state.labdb import LabStore
 
@@ -257,3 +266,29 @@ def lab_refs(store: LabStore) -> list[DeviceRef]:
         DeviceRef(name=name, platform=platform, role=role, host="lab")
         for name, platform, role in store.devices()
     ]
+
+
+def miscable(store: LabStore, a: Endpoint, b: Endpoint) -> dict[Endpoint, Endpoint]:
+    """Swap the far ends of the cables on lab switch ports ``a`` and ``b``, as a technician
+    who plugged two cables into each other's ports would: each switch port involved
+    then reports its new neighbour by LLDP (host ends report nothing). Returns every
+    endpoint whose far end changed, to the new far end.
+
+    Raises ValueError when a port is not a lab switch port with a neighbour, or the two
+    are one cable."""
+    roles = {name: role for name, _, role in store.devices()}
+    peers = []
+    for end in (a, b):
+        if roles.get(end.device, "gpu-node") == "gpu-node":
+            raise ValueError(f"{end}: not a lab switch")
+        peer = heard_peer(store.read_running(end.device), end.port)
+        if peer is None:
+            raise ValueError(f"{end}: no LLDP neighbour to swap")
+        peers.append(peer)
+    moved = swap_far_ends(a, peers[0], b, peers[1])
+    facts: dict[str, dict[str, Scalar]] = {}
+    for end, peer in moved.items():
+        if roles.get(end.device, "gpu-node") != "gpu-node":
+            facts.setdefault(end.device, {}).update(lldp_heard(end.port, peer))
+    store.set_facts(facts)
+    return moved

@@ -218,6 +218,22 @@ class LabStore:
                 conn, {"writes": 1, "fields_written": len(values), f"{DEVICE_WRITES}{name}": 1}
             )
 
+    def set_facts(self, facts: Mapping[str, Mapping[str, Scalar]]) -> None:
+        """Set read-only facts (what devices report but nobody configures, such as LLDP
+        neighbours) in running and startup, in one transaction. Not a configuration
+        write: no counter moves."""
+        with self._write() as conn:
+            for name in facts:
+                self._require(conn, name)
+            conn.executemany(
+                "INSERT OR REPLACE INTO settings VALUES (?, ?, ?, ?)",
+                (
+                    (name, path, text, text)
+                    for name, values in facts.items()
+                    for path, text in ((p, _enc(v)) for p, v in values.items())
+                ),
+            )
+
     def save_startup(self, name: str) -> None:
         """startup := running (``write memory``)."""
         with self._write() as conn:
