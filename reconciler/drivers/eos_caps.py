@@ -1,4 +1,10 @@
-"""Setting paths EOS cannot express (pure); see :mod:`reconciler.capabilities`."""
+"""Setting paths EOS cannot express (pure); see :mod:`reconciler.capabilities`.
+
+The same rule runs twice: at plan time against the observed state (the path is
+refused in the plan, with the reason) and in the EOS driver's ``stage`` against the
+before-state it reads (``ConfigRejected``), so a refused value never reaches a
+session even when a caller skips the plan.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +22,44 @@ _REFUSED = {
         "the value stays a design input of the ECN-below-Xoff policy"
     ),
 }
+_BYTE_UNITS = ("bytes", "kbytes", "mbytes")
+
+
+def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | None:
+    if observed.get(f"interfaces/{port}/mode") != "switched":
+        return None
+    if field == "mtu":
+        return (
+            f"{port} is a switchport: EOS's `mtu` sets only the L3 MTU of routed ports, and "
+            "a switchport forwards frames up to the platform's L2 MTU (9214)"
+        )
+    if field == "address":
+        return (
+            f"{port} is a switchport: an address needs `no switchport`, which changes the "
+            "port's forwarding mode; plumb never changes it implicitly"
+        )
+    return None
+
+
+def _ecn_rule(queue: str, observed: Mapping[str, Scalar]) -> str | None:
+    units = str(observed.get(f"qos/ecn/{queue}/threshold_unit") or "").split(",")
+    other = [u for u in units if u and u not in _BYTE_UNITS]
+    if not other:
+        return None
+    return (
+        f"queue {queue}'s ECN thresholds are configured in {', '.join(other)}, which have "
+        "no size in kbytes to compare with; plumb does not silently replace them"
+    )
 
 
 def eos_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None:
-    """Why EOS cannot express ``path``, or None."""
+    """Why EOS (as observed) cannot take ``path``, or None."""
+    parts = path.split("/")
+    match parts:
+        case ["interfaces", *port, field] if port:
+            return _port_rule("/".join(port), field, observed)
+        case ["qos", "ecn", queue, ("kmin_kb" | "kmax_kb" | "pmax_percent")]:
+            return _ecn_rule(queue, observed)
+        case ["bgp", "neighbors", peer, _] if ":" in peer:
+            return "IPv6 BGP neighbours are reported, never written"
     return _REFUSED.get(path)

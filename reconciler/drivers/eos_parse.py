@@ -1,33 +1,72 @@
 """EOS output -> plumb's flat state (pure): the parsing half of the EOS driver.
 
-Reads the structured output of ``show version | json``, ``show interfaces | json``
-and ``show running-config | json`` (EOS's nested ``{"cmds": {...}}`` tree), the text
-of ``show running-config`` and the unified diff of ``show session-config diffs``.
+Reads ``show version | json``, ``show interfaces | json``, ``show running-config |
+json`` (EOS's nested ``{"cmds": {...}}`` tree, or the text config made into one),
+``show configuration sessions detail | json`` and, through
+:mod:`~reconciler.drivers.lldp_parse`, ``show lldp neighbors detail | json``.
 
-EOS configures ECN, PFC headroom and the PFC pause threshold per interface, while
-plumb's intent holds them once per switch (``qos/ecn/<prio>/*``,
-``qos/pfc_headroom_kb``, ``qos/pfc_xoff_kb``). A fleet-wide value is observed as the
-value every Ethernet port shares, and as ``None`` when the ports disagree or one
-lacks it, so a write (which sets every port) converges. Every DSCP 0-63 and every
-queue 0-7 is reported (``None`` when unset), so each path intent may name is
-observable.
+What real EOS configurations hold, and how it is read:
+
+* **Ports.** An Ethernet port is routed when it says ``no switchport`` (``show
+  interfaces`` ``forwardingModel: routed``), else switched
+  (``interfaces/<port>/mode``). ``show interfaces`` reports a routed port's L3 MTU
+  (``mtu N``; 1500 or ``interface defaults`` ``mtu`` when unset) and a switchport's
+  L2 frame size (9214): each is observed as ``interfaces/<port>/mtu``. The running
+  config alone gives the L3 MTU of routed ports only.
+* **QoS profiles.** ECN and PFC come from the port itself and from the ``qos profile``
+  its ``service-profile`` applies; a port's own line for the same queue or priority
+  wins. Queues are ``tx-queue N`` or ``uc-tx-queue N``. ECN thresholds are in bytes,
+  kbytes or mbytes (kbytes, rounded up) or in segments or milliseconds, which have no
+  byte size: those observe ``kmin_kb``/``kmax_kb`` as None and report the unit in
+  ``qos/ecn/<q>/threshold_unit`` (every unit the ports use, comma-separated; the
+  capability rule refuses to overwrite thresholds it cannot compare). A
+  line without ``max-mark-probability`` marks with EOS's default, 100 %. PFC
+  priorities count only where PFC is on. plumb's intent holds ECN once per switch:
+  it is observed as the value every Ethernet port shares, None when they disagree.
+* **DSCP maps** may group several code points and end with ``drop-precedence N``.
+* **BGP.** ``router bgp`` in asplain or asdot (``65101.65101``); neighbours inherit
+  ``remote-as`` and ``route-map ... in`` from their peer group (``neighbor X peer
+  group G`` or the older ``peer-group G``); peer-group names are not neighbours.
+  IPv6 neighbours are reported (``remote_as`` only) and never written.
+* **Version.** ``4.30.0F-31408673.4300F (engineering build)`` is ``4.30.0F`` in
+  ``system/nos_version``; the full text is ``system/nos_build``.
+
+PFC headroom and the pause (xoff) threshold have no EOS command (see
+:mod:`~reconciler.drivers.eos_caps`): they are never observed. Output of an
+unexpected shape raises :class:`UnexpectedOutput` for that device only.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.errors import DeviceError
 from reconciler.settings import Scalar
 
-ECN_LINE = re.compile(
-    r"^random-detect ecn minimum-threshold (\d+) (bytes|kbytes|mbytes) "
-    r"maximum-threshold (\d+) (bytes|kbytes|mbytes) max-mark-probability (\d+)(?: weight \d+)?$"
-)
-_UNITS = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 Tree = Mapping[str, Any]
+ECN_LINE = re.compile(
+    r"^random-detect ecn minimum-threshold (\d+) (\w+) maximum-threshold (\d+) (\w+)"
+    r"(?: max-mark-probability (\d+))?(?: weight (\d+))?$"
+)
+_BYTES = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
+UNITS = (*_BYTES, "segments", "milliseconds")
+DEFAULT_MARK_PERCENT = 100
+DEFAULT_L3_MTU = 1500
+_VERSION = re.compile(r"^\d+(?:\.\d+)+[A-Za-z]*")
+_ASDOT = re.compile(r"^(\d+)\.(\d+)$")
+_WRITABLE = re.compile(
+    r"^(?:system/nos_version|interfaces/Ethernet[0-9/]+/(?:mtu|address|pfc_priorities)|qos/dscp/\d+"
+    r"|qos/ecn/\d/(?:kmin_kb|kmax_kb|pmax_percent)|bgp/(?:asn|router_id|maximum_paths)"
+    r"|bgp/neighbors/[0-9.]+/(?:remote_as|inbound_filter))$"
+)
+
+
+class UnexpectedOutput(DeviceError):
+    """The device answered with output plumb cannot read: that device's error only."""
 
 
 def is_ethernet(name: str) -> bool:
@@ -45,26 +84,61 @@ def common(values: list[Any]) -> Any:
     return values[0]
 
 
-def _kb(number: str, unit: str) -> int:
-    return -(-int(number) * _UNITS[unit] // 1024)
+def writable(path: str) -> bool:
+    """Whether plumb writes ``path`` on EOS (everything else is reported only)."""
+    return _WRITABLE.match(path) is not None
 
 
-# -- show version / show interfaces ------------------------------------------------------
+def parse_asn(text: str) -> int:
+    """An AS number in asplain (``4259905613``) or asdot (``65001.65101``)."""
+    dotted = _ASDOT.match(text)
+    if dotted is None:
+        return int(text)
+    high, low = int(dotted.group(1)), int(dotted.group(2))
+    if high > 65535 or low > 65535:
+        raise ValueError(f"AS number {text!r} is not valid asdot")
+    return high * 65536 + low
+
+
+def format_asn(asn: int, asdot: bool) -> str:
+    """``asn`` as the device writes it: asdot for 4-byte AS numbers when it uses asdot."""
+    return f"{asn // 65536}.{asn % 65536}" if asdot and asn > 65535 else str(asn)
+
+
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+# -- show version / show interfaces / sessions --------------------------------------------
+
+
+def normal_version(text: str) -> str:
+    """``4.30.0F-31408673.4300F (engineering build)`` -> ``4.30.0F``."""
+    found = _VERSION.match(text.strip())
+    if found is None:
+        raise ValueError(f"version {text[:60]!r} does not start with a release number")
+    return found.group(0)
 
 
 def parse_version(data: Mapping[str, Any]) -> dict[str, Scalar]:
-    """``show version | json`` -> ``system/*`` (version, model, serial)."""
+    """``show version | json`` -> ``system/*`` (release, full build, model, serial)."""
+    build = str(data["version"])
     return {
-        "system/nos_version": str(data["version"]),
+        "system/nos_version": normal_version(build),
+        "system/nos_build": build,
         "system/model": str(data.get("modelName", "")),
         "system/serial": str(data.get("serialNumber", "")),
     }
 
 
 def parse_interfaces(data: Mapping[str, Any]) -> dict[str, Scalar]:
-    """``show interfaces | json`` -> per-port mtu, address and description."""
+    """``show interfaces | json`` -> per-port mode, mtu (L3 routed, L2 switched),
+    address and description."""
     out: dict[str, Scalar] = {}
-    interfaces: Mapping[str, Any] = data.get("interfaces", {})
+    interfaces: Mapping[str, Any] = data["interfaces"]
     for name in sorted((n for n in interfaces if is_ethernet(n)), key=natural):
         port = interfaces[name]
         address: str | None = None
@@ -73,118 +147,317 @@ def parse_interfaces(data: Mapping[str, Any]) -> dict[str, Scalar]:
             if primary.get("address") not in (None, "0.0.0.0"):
                 address = f"{primary['address']}/{primary['maskLen']}"
                 break
+        routed = port.get("forwardingModel", "routed") == "routed"
+        out[f"interfaces/{name}/mode"] = "routed" if routed else "switched"
         out[f"interfaces/{name}/mtu"] = int(port["mtu"])
         out[f"interfaces/{name}/address"] = address
         out[f"interfaces/{name}/description"] = str(port.get("description", ""))
     return out
 
 
-# -- running-config tree -----------------------------------------------------------------
+def timed_sessions(data: Mapping[str, Any]) -> list[str]:
+    """Sessions whose commit timer is running, from ``show configuration sessions
+    detail | json``: before EOS 4.32 the session's state is ``pendingCommitTimer``;
+    from 4.32 it is ``committed`` and the timer is in top-level keys
+    (``commitTimerSessionName``, ``commitTimerExpireTime``)."""
+    found = {
+        name
+        for name, session in data.get("sessions", {}).items()
+        if session["state"] == "pendingCommitTimer"
+    }
+    timer = data.get("commitTimerSessionName")
+    if isinstance(timer, str) and timer:
+        found.add(timer)
+    return sorted(found)
+
+
+# -- running-config ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ecn:
+    """One queue's ECN thresholds as configured (kbytes None: not in bytes)."""
+
+    kmin_kb: int | None
+    kmax_kb: int | None
+    pmax_percent: int
+    unit: str = field(compare=False)  # 200 kbytes and 204800 bytes are the same threshold
+
+
+@dataclass
+class QosBlock:
+    """ECN and PFC set in one place: a port or a ``qos profile``."""
+
+    pfc_on: bool | None = None  # None: not said here
+    priorities: dict[int, bool] = field(default_factory=dict)  # priority -> no-drop
+    ecn: dict[int, Ecn] = field(default_factory=dict)
+    queue_words: dict[int, str] = field(default_factory=dict)  # queue -> tx-queue|uc-tx-queue
+
+
+@dataclass
+class PortConfig(QosBlock):
+    routed: bool = False
+    mtu: int | None = None
+    address: str | None = None
+    profile: str | None = None
+
+
+@dataclass
+class Peer:
+    """A BGP neighbour or peer group as configured (its own lines only)."""
+
+    group: str | None = None
+    remote_as: int | None = None
+    route_map_in: str | None = None
+
+
+@dataclass
+class EosConfig:
+    """What plumb reads from a running config, with the structure a writer must keep."""
+
+    hostname: str | None = None
+    default_mtu: int = DEFAULT_L3_MTU
+    ports: dict[str, PortConfig] = field(default_factory=dict)
+    profiles: dict[str, QosBlock] = field(default_factory=dict)
+    dscp: dict[int, int] = field(default_factory=dict)
+    asn: int | None = None
+    asdot: bool = False
+    router_id: str | None = None
+    maximum_paths: int | None = None
+    peers: dict[str, Peer] = field(default_factory=dict)  # addresses and group names
+
+    def profile_of(self, port: str) -> QosBlock:
+        name = self.ports[port].profile
+        return self.profiles.get(name, QosBlock()) if name else QosBlock()
+
+    def shared_profile(self) -> str | None:
+        """The qos profile every Ethernet port applies (and that exists), else None."""
+        name = common([p.profile for p in self.ports.values()])
+        return name if isinstance(name, str) and name in self.profiles else None
+
+    def queue_word(self, queue: int) -> str:
+        """The queue keyword this device uses for ``queue`` (``tx-queue`` by default)."""
+        blocks = [*self.profiles.values(), *self.ports.values()]
+        words = [b.queue_words[queue] for b in blocks if queue in b.queue_words]
+        words = words or [w for b in blocks for w in b.queue_words.values()]
+        return "uc-tx-queue" if "uc-tx-queue" in words else "tx-queue"
+
+    def pfc_on(self, port: str) -> bool:
+        own = self.ports[port].pfc_on
+        return bool(self.profile_of(port).pfc_on) if own is None else own
+
+    def no_drop(self, port: str) -> list[int]:
+        """The priorities PFC keeps lossless on ``port`` (port lines over its profile)."""
+        return self.lossless(port) if self.pfc_on(port) else []
+
+    def ecn(self, port: str, queue: int) -> Ecn | None:
+        own = self.ports[port].ecn.get(queue)
+        return own if own is not None else self.profile_of(port).ecn.get(queue)
+
+    def lossless(self, port: str) -> list[int]:
+        """The no-drop priorities of ``port`` whether or not PFC is on there."""
+        merged = self.profile_of(port).priorities | self.ports[port].priorities
+        return sorted(p for p, lossless in merged.items() if lossless)
+
+    def inherited(self, peer: str) -> Peer:
+        """The peer group ``peer`` belongs to (an empty one when none)."""
+        group = self.peers[peer].group
+        return self.peers.get(group, Peer()) if group else Peer()
+
+    def neighbours(self) -> list[str]:
+        return sorted((p for p in self.peers if _ip(p) is not None), key=_peer_order)
+
+    def remote_as(self, peer: str) -> int | None:
+        own = self.peers[peer].remote_as
+        return self.inherited(peer).remote_as if own is None else own
+
+    def route_map_in(self, peer: str) -> str | None:
+        own = self.peers[peer].route_map_in
+        return self.inherited(peer).route_map_in if own is None else own
+
+
+def _peer_order(peer: str) -> tuple[int, int]:
+    address = ipaddress.ip_address(peer)
+    return address.version, int(address)
 
 
 def _children(block: Any) -> Mapping[str, Any]:
     if isinstance(block, Mapping):
-        cmds: Mapping[str, Any] = block.get("cmds", {})
+        cmds: Mapping[str, Any] = block.get("cmds") or {}
         return cmds
     return {}
 
 
-def _port_config(block: Any) -> dict[str, Any]:
-    """One ``interface EthernetN`` block as plain values."""
-    port: dict[str, Any] = {"mtu": 1500, "address": None, "pfc": [], "ecn": {}}
-    port.update(headroom=None, xoff=None)
+def _kb(number: str, unit: str) -> int | None:
+    if unit not in _BYTES:
+        return None
+    return -(-int(number) * _BYTES[unit] // 1024)
+
+
+def parse_ecn(line: str) -> Ecn | None:
+    """One ``random-detect ecn minimum-threshold ...`` line, or None if it is not one."""
+    found = ECN_LINE.match(line)
+    if found is None:
+        return None
+    low, low_unit, high, high_unit, pmax, _ = found.groups()
+    if low_unit not in UNITS or high_unit not in UNITS:
+        raise ValueError(f"unknown ECN threshold unit in {line!r}")
+    unit = low_unit if low_unit == high_unit else f"{low_unit},{high_unit}"
+    percent = DEFAULT_MARK_PERCENT if pmax is None else int(pmax)
+    return Ecn(_kb(low, low_unit), _kb(high, high_unit), percent, unit)
+
+
+def _qos_line(target: QosBlock, words: list[str], sub: Any) -> bool:
+    """Apply one QoS line to a port or profile; False if it is not a QoS line."""
+    match words:
+        case ["priority-flow-control", "on"]:
+            target.pfc_on = True
+        case ["no", "priority-flow-control"] | ["priority-flow-control", "off"]:
+            target.pfc_on = False
+        case ["priority-flow-control", "priority", prio, ("no-drop" | "drop") as kind]:
+            target.priorities[int(prio)] = kind == "no-drop"
+        case [("tx-queue" | "uc-tx-queue") as word, queue]:
+            target.queue_words[int(queue)] = word
+            for line in _children(sub):
+                if (ecn := parse_ecn(line)) is not None:
+                    target.ecn[int(queue)] = ecn
+        case _:
+            return False
+    return True
+
+
+def _port(block: Any) -> PortConfig:
+    port = PortConfig()
     for line, sub in _children(block).items():
         words = line.split()
+        if _qos_line(port, words, sub):
+            continue
         match words:
+            case ["no", "switchport"]:
+                port.routed = True
+            case ["switchport"]:
+                port.routed = False
             case ["mtu", value]:
-                port["mtu"] = int(value)
+                port.mtu = int(value)
             case ["ip", "address", address]:
-                port["address"] = address
-            case ["priority-flow-control", "priority", prio, "no-drop"]:
-                port["pfc"].append(int(prio))
-            case ["priority-flow-control", "headroom", size, unit]:
-                port["headroom"] = _kb(size, unit)
-            case ["priority-flow-control", "xoff-threshold", size, unit]:
-                port["xoff"] = _kb(size, unit)
-            case ["tx-queue", queue]:
-                for ecn in _children(sub):
-                    found = ECN_LINE.match(ecn)
-                    if found:
-                        low, low_unit, high, high_unit, pmax = found.groups()
-                        port["ecn"][int(queue)] = (
-                            _kb(low, low_unit),
-                            _kb(high, high_unit),
-                            int(pmax),
-                        )
+                port.address = address
+            case ["service-profile", name]:
+                port.profile = name
     return port
 
 
-def _bgp(block: Any, asn: int) -> dict[str, Scalar]:
-    out: dict[str, Scalar] = {"bgp/asn": asn, "bgp/router_id": None, "bgp/maximum_paths": 1}
-    filters: dict[str, str] = {}
+def _profile(block: Any) -> QosBlock:
+    profile = QosBlock()
+    for line, sub in _children(block).items():
+        _qos_line(profile, line.split(), sub)
+    return profile
+
+
+def _bgp(config: EosConfig, block: Any) -> None:
     for line in _children(block):
         match line.split():
             case ["router-id", rid]:
-                out["bgp/router_id"] = rid
+                config.router_id = rid
             case ["maximum-paths", paths, *_]:
-                out["bgp/maximum_paths"] = int(paths)
+                config.maximum_paths = int(paths)
+            case ["bgp", "asn", "notation", notation]:
+                config.asdot = notation == "asdot"
+            case ["neighbor", name, "peer", "group"] | ["neighbor", name, "peer-group"]:
+                config.peers.setdefault(name, Peer())
+            case ["neighbor", peer, "peer", "group", name] | ["neighbor", peer, "peer-group", name]:
+                config.peers.setdefault(peer, Peer()).group = name
             case ["neighbor", peer, "remote-as", remote]:
-                out[f"bgp/neighbors/{peer}/remote_as"] = int(remote)
+                config.peers.setdefault(peer, Peer()).remote_as = parse_asn(remote)
             case ["neighbor", peer, "route-map", name, "in"]:
-                filters[peer] = name
-    for path in [p for p in out if p.endswith("/remote_as")]:
-        peer = path.split("/")[2]
-        out[f"bgp/neighbors/{peer}/inbound_filter"] = filters.get(peer, "")
+                config.peers.setdefault(peer, Peer()).route_map_in = name
+
+
+def read_config(tree: Tree) -> EosConfig:
+    """``show running-config | json`` (or :func:`text_tree` of the text) -> EosConfig."""
+    config = EosConfig()
+    for line, block in _children(tree).items():
+        match line.split():
+            case ["hostname", name]:
+                config.hostname = name
+            case ["interface", name] if is_ethernet(name):
+                config.ports[name] = _port(block)
+            case ["interface", "defaults"]:
+                for sub in _children(block):
+                    if sub.startswith("mtu "):
+                        config.default_mtu = int(sub.split()[1])
+            case ["qos", "profile", name]:
+                config.profiles[name] = _profile(block)
+            case ["qos", "map", "dscp", *values, "to", "traffic-class", tc]:
+                config.dscp.update({int(d): int(tc) for d in values})
+            case ["qos", "map", "dscp", *values, "to", "traffic-class", tc, "drop-precedence", _]:
+                config.dscp.update({int(d): int(tc) for d in values})
+            case ["bgp", "asn", "notation", notation]:
+                config.asdot = notation == "asdot"
+            case ["router", "bgp", asn]:
+                config.asn = parse_asn(asn)
+                config.asdot = config.asdot or "." in asn
+                _bgp(config, block)
+    return config
+
+
+def config_state(config: EosConfig) -> dict[str, Scalar]:
+    """The flat settings a parsed config holds (per port effective values; fleet-wide
+    ECN where every port agrees)."""
+    out: dict[str, Scalar] = {}
+    if config.hostname is not None:
+        out["system/hostname"] = config.hostname
+    names = sorted(config.ports, key=natural)
+    for name in names:
+        port = config.ports[name]
+        out[f"interfaces/{name}/mode"] = "routed" if port.routed else "switched"
+        if port.routed:
+            out[f"interfaces/{name}/mtu"] = port.mtu or config.default_mtu
+        out[f"interfaces/{name}/address"] = port.address if port.routed else None
+        out[f"interfaces/{name}/pfc_priorities"] = ",".join(map(str, config.no_drop(name)))
+    for number in range(64):
+        out[f"qos/dscp/{number}"] = config.dscp.get(number)
+    for queue in range(8):
+        shared = common([config.ecn(name, queue) for name in names])
+        unit = shared.unit if isinstance(shared, Ecn) else None
+        out[f"qos/ecn/{queue}/kmin_kb"] = None if unit is None else shared.kmin_kb
+        out[f"qos/ecn/{queue}/kmax_kb"] = None if unit is None else shared.kmax_kb
+        out[f"qos/ecn/{queue}/pmax_percent"] = None if unit is None else shared.pmax_percent
+        units = {
+            unit
+            for name in names
+            if (ecn := config.ecn(name, queue)) is not None
+            for unit in ecn.unit.split(",")
+        }
+        out[f"qos/ecn/{queue}/threshold_unit"] = ",".join(sorted(units)) or None
+    out["bgp/asn"] = config.asn
+    out["bgp/router_id"] = config.router_id if config.asn is not None else None
+    out["bgp/maximum_paths"] = None
+    if config.asn is not None:
+        out["bgp/maximum_paths"] = config.maximum_paths or 1
+        for peer in config.neighbours():
+            out[f"bgp/neighbors/{peer}/remote_as"] = config.remote_as(peer)
+            if _ip(peer) is not None and ipaddress.ip_address(peer).version == 4:
+                out[f"bgp/neighbors/{peer}/inbound_filter"] = config.route_map_in(peer) or ""
     return out
 
 
 def parse_config(tree: Tree) -> dict[str, Scalar]:
-    """``show running-config | json`` (or a text config made into a tree) -> the flat
-    settings it configures: ports, QoS maps, ECN/PFC per port aggregated, BGP."""
-    out: dict[str, Scalar] = {}
-    ports: dict[str, dict[str, Any]] = {}
-    dscp: dict[int, int] = {}
-    bgp: dict[str, Scalar] = {"bgp/asn": None, "bgp/router_id": None, "bgp/maximum_paths": None}
-    for line, block in _children(tree).items():
-        words = line.split()
-        match words:
-            case ["hostname", name]:
-                out["system/hostname"] = name
-            case ["interface", name] if is_ethernet(name):
-                ports[name] = _port_config(block)
-            case ["qos", "map", "dscp", *values, "to", "traffic-class", tc]:
-                dscp.update({int(d): int(tc) for d in values})
-            case ["router", "bgp", asn]:
-                bgp = _bgp(block, int(asn))
-    for name in sorted(ports, key=natural):
-        port = ports[name]
-        out[f"interfaces/{name}/mtu"] = port["mtu"]
-        out[f"interfaces/{name}/address"] = port["address"]
-        out[f"interfaces/{name}/pfc_priorities"] = ",".join(map(str, sorted(port["pfc"])))
-    for number in range(64):
-        out[f"qos/dscp/{number}"] = dscp.get(number)
-    every = [ports[n] for n in ports]
-    for queue in range(8):
-        shared = common([p["ecn"].get(queue) for p in every])
-        for index, field in enumerate(("kmin_kb", "kmax_kb", "pmax_percent")):
-            out[f"qos/ecn/{queue}/{field}"] = None if shared is None else shared[index]
-    out["qos/pfc_headroom_kb"] = common([p["headroom"] for p in every])
-    out["qos/pfc_xoff_kb"] = common([p["xoff"] for p in every])
-    out.update(bgp)
-    return out
+    """``show running-config | json`` (or a text config made into a tree) -> flat state."""
+    return config_state(read_config(tree))
 
 
 def observed_state(
     version: Mapping[str, Any], interfaces: Mapping[str, Any], running: Tree
 ) -> dict[str, Scalar]:
-    """The whole observed state: interface counters win over config for mtu/address."""
+    """The whole observed state: ``show interfaces`` wins over config for mode, mtu and
+    address (it reports what the port does, defaults included)."""
     state = parse_config(running)
     state.update(parse_version(version))
     state.update(parse_interfaces(interfaces))
     return dict(sorted(state.items()))
 
 
-# -- text config and session diffs -------------------------------------------------------
+# -- text config -------------------------------------------------------------------------
 
 
 def config_lines(text: str) -> list[tuple[int, str]]:
@@ -213,56 +486,6 @@ def text_tree(text: str) -> dict[str, Any]:
         else:
             parent[command] = None
     return root
-
-
-def _hunks(diff: str) -> list[tuple[int, list[str], list[str]]]:
-    """(stated old start, old lines, new lines) of every hunk of a unified diff."""
-    hunks: list[tuple[int, list[str], list[str]]] = []
-    for line in diff.splitlines():
-        found = _HUNK.match(line)
-        if found is not None:
-            start = int(found.group(1)) - (0 if found.group(2) == "0" else 1)
-            hunks.append((start, [], []))
-            continue
-        if not hunks or line.startswith("\\"):
-            continue
-        kind, body = line[:1], line[1:]
-        if kind in (" ", ""):
-            hunks[-1][1].append(body)
-            hunks[-1][2].append(body)
-        elif kind == "-":
-            hunks[-1][1].append(body)
-        elif kind == "+":
-            hunks[-1][2].append(body)
-    return hunks
-
-
-def _locate(source: list[str], old: list[str], stated: int, position: int) -> int:
-    """Where ``old`` sits in ``source``: at the stated line if it matches there, else
-    the first match after ``position`` (header comments may shift line numbers)."""
-    if not old:
-        return max(stated, position)
-    candidates: list[int] = [stated, *range(position, len(source) - len(old) + 1)]
-    for start in candidates:
-        if start >= position and source[start : start + len(old)] == old:
-            return start
-    raise ValueError(f"session diff does not match the running config near {old[0]!r}")
-
-
-def apply_unified_diff(text: str, diff: str) -> str:
-    """The text a unified diff of ``text`` describes; ValueError if it does not apply."""
-    source = text.splitlines()
-    result: list[str] = []
-    position = 0
-    offset = 0
-    for stated, old, new in _hunks(diff):
-        start = _locate(source, old, stated + offset, position)
-        offset = start - stated
-        result += source[position:start]
-        result += new
-        position = start + len(old)
-    result += source[position:]
-    return "\n".join(result)
 
 
 def diff_paths(before: Mapping[str, Scalar], after: Mapping[str, Scalar]) -> dict[str, Scalar]:

@@ -3,17 +3,23 @@ commit timers.
 
 =========  =============================================================================
 observe    ``show version | json``, ``show interfaces | json``,
-           ``show running-config | json`` -> flat state (:mod:`.eos_parse`)
-stage      read the before-state (kept as ``candidate.before``), abort leftover
+           ``show running-config | json`` -> flat state (:mod:`.eos_parse`), and
+           ``show lldp neighbors detail | json`` (:mod:`.lldp_parse`; a switch that
+           refuses it reports no neighbours)
+stage      read the before-state and the config's structure (kept on the candidate),
+           refuse paths EOS cannot express (:mod:`.eos_caps`), abort leftover
            ``plumb-*`` sessions, then ``configure session plumb-<uuid8>`` and the
            rendered lines (:mod:`.eos_lines`, values through :mod:`.safevalues`),
            pasted at once; one ``% `` answer refuses the whole candidate
-compare    ``show running-config`` + ``show session-config named NAME diffs``: the diff
-           applied to the running text and parsed back into changes
+compare    ``show running-config`` + ``show session-config named NAME`` (the whole
+           candidate: newer EOS prints session diffs without ``@@`` hunks), both
+           parsed, the writable paths that differ are the candidate's changes
 commit     ``configure session NAME`` then ``commit timer HH:MM:SS`` with
            ``confirm_within`` (the switch restores the old config by itself unless
            confirmed), else ``commit`` + ``write memory``
-confirm    ``configure session NAME commit`` + ``write memory``
+confirm    ``configure session NAME commit`` + ``write memory``; after a restart the
+           session comes from ``show configuration sessions detail | json``
+           (``pendingCommitTimer`` before EOS 4.32, ``commitTimerSessionName`` after)
 discard    ``configure session NAME abort``
 =========  =============================================================================
 
@@ -21,6 +27,7 @@ A NOS version change is not part of a session: at commit the driver sets
 ``boot system <image>`` (option ``image``, default ``flash:EOS-{version}.swi``),
 saves, sends ``reload now`` and waits (``reload_timeout``) until the switch answers
 on the new version. A reload ends any commit timer, so such a commit is never timed.
+Output plumb cannot read is :class:`~.eos_parse.UnexpectedOutput` for that device.
 """
 
 from __future__ import annotations
@@ -28,19 +35,26 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.drivers.base import DeviceRef
+from reconciler.drivers.eos_caps import eos_inexpressible
 from reconciler.drivers.eos_lines import eos_image, render_session
 from reconciler.drivers.eos_parse import (
-    apply_unified_diff,
+    EosConfig,
+    UnexpectedOutput,
+    config_state,
     diff_paths,
     observed_state,
-    parse_config,
+    read_config,
     text_tree,
+    timed_sessions,
+    writable,
 )
+from reconciler.drivers.lldp_parse import parse_eos_lldp
 from reconciler.drivers.netmiko_common import DeviceSession, Dialect, Phase, SwitchDriver
 from reconciler.drivers.safevalues import EOS_IMAGE, SafeValues
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
@@ -61,10 +75,21 @@ class EosCandidate:
     changes: tuple[Change, ...]
     before: dict[str, Scalar] = field(repr=False)
     lines: tuple[str, ...]
+    config: EosConfig = field(default_factory=EosConfig, repr=False)
     image: str | None = None
     nos_version: str | None = None
     timed: bool = False
     discarded: bool = False
+
+
+@contextmanager
+def unexpected(device: str, what: str) -> Iterator[None]:
+    """Output of a shape the parsers do not know becomes that device's error."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        detail = f"{type(exc).__name__}: {exc}"[:200]
+        raise UnexpectedOutput(device, f"{what}: unexpected output ({detail})") from exc
 
 
 def commit_timer(seconds: float) -> str:
@@ -87,25 +112,51 @@ class EosDriver(SwitchDriver):
     def _json(self, session: DeviceSession, command: str) -> Any:
         output = session.run(command)
         try:
-            return json.loads(output)
+            data = json.loads(output)
         except ValueError:
             session.refused(output, command)
-            raise ConfigRejected(session.name, f"{command}: the answer is not JSON") from None
+            raise UnexpectedOutput(session.name, f"{command}: the answer is not JSON") from None
+        if not isinstance(data, dict):
+            raise UnexpectedOutput(session.name, f"{command}: the answer is not a JSON object")
+        return data
 
-    def _read(self, session: DeviceSession) -> dict[str, Scalar]:
-        return observed_state(
-            self._json(session, "show version | json"),
-            self._json(session, "show interfaces | json"),
-            self._json(session, "show running-config | json"),
-        )
+    def _read(self, session: DeviceSession) -> tuple[dict[str, Scalar], EosConfig]:
+        """The flat state and the parsed running config, read in one go."""
+        version = self._json(session, "show version | json")
+        interfaces = self._json(session, "show interfaces | json")
+        running = self._json(session, "show running-config | json")
+        with unexpected(session.name, "reading the device"):
+            return observed_state(version, interfaces, running), read_config(running)
+
+    def _lldp(self, session: DeviceSession) -> dict[str, Scalar]:
+        command = "show lldp neighbors detail | json"
+        output = session.run(command)
+        if output.lstrip().startswith("%"):
+            return {}  # LLDP not running: no neighbours to report
+        try:
+            data = json.loads(output)
+        except ValueError:
+            raise UnexpectedOutput(session.name, f"{command}: the answer is not JSON") from None
+        with unexpected(session.name, command):
+            return parse_eos_lldp(data)
 
     def _sessions(self, session: DeviceSession, state: str) -> list[str]:
         found = self._json(session, "show configuration sessions | json").get("sessions", {})
-        return sorted(n for n, s in found.items() if n.startswith("plumb-") and s["state"] == state)
+        with unexpected(session.name, "show configuration sessions"):
+            return sorted(
+                n for n, s in found.items() if n.startswith("plumb-") and s["state"] == state
+            )
+
+    def _timed(self, session: DeviceSession) -> list[str]:
+        data = self._json(session, "show configuration sessions detail | json")
+        with unexpected(session.name, "show configuration sessions detail"):
+            return [n for n in timed_sessions(data) if n.startswith("plumb-")]
 
     def observe(self, device: DeviceRef) -> dict[str, Scalar]:
         with self.pool.session(device) as session:
-            return self._read(session)
+            state, _ = self._read(session)
+            state.update(self._lldp(session))
+        return dict(sorted(state.items()))
 
     def stage(self, device: DeviceRef, changes: Sequence[Change]) -> EosCandidate:
         values = SafeValues(device.name)
@@ -118,15 +169,14 @@ class EosDriver(SwitchDriver):
                 eos_image(self.image_template, nos), "system/nos_version", EOS_IMAGE
             )
         with self.pool.session(device) as session:
-            before = self._read(session)
-            ports = [
-                p.split("/")[1]
-                for p in before
-                if p.startswith("interfaces/") and p.endswith("/mtu")
-            ]
-            lines = render_session(device.name, before, ports, settings)
+            before, config = self._read(session)
+            for change in changes:
+                reason = eos_inexpressible(change.path, before)
+                if reason is not None:
+                    raise ConfigRejected(device.name, f"{change.path}: {reason}")
+            lines = render_session(device.name, before, config, settings)
             candidate = EosCandidate(
-                device.name, name, tuple(changes), before, tuple(lines), image, nos
+                device.name, name, tuple(changes), before, tuple(lines), config, image, nos
             )
             for stale in self._sessions(session, "pending"):
                 session.run(f"configure session {stale} abort")
@@ -161,15 +211,15 @@ class EosDriver(SwitchDriver):
         if staged.lines:
             with self.pool.session(device) as session:
                 running = session.run("show running-config")
-                diff = session.run(f"show session-config named {staged.session} diffs")
-                session.refused(diff, "compare")
-            try:
-                proposed = apply_unified_diff(running, diff)
-            except ValueError as exc:
-                raise ConfigRejected(device.name, f"compare: {exc}") from None
-            now = parse_config(text_tree(running))
-            for path, value in diff_paths(now, parse_config(text_tree(proposed))).items():
-                changes.append(Change(path, now.get(path), value))
+                session.refused(running, "compare")
+                proposed = session.run(f"show session-config named {staged.session}")
+                session.refused(proposed, "compare")
+            with unexpected(device.name, "compare"):
+                now = config_state(read_config(text_tree(running)))
+                then = config_state(read_config(text_tree(proposed)))
+            for path, value in diff_paths(now, then).items():
+                if writable(path):
+                    changes.append(Change(path, now.get(path), value))
         if staged.nos_version is not None:
             was = staged.before.get("system/nos_version")
             changes.append(Change("system/nos_version", was, staged.nos_version))
@@ -205,10 +255,7 @@ class EosDriver(SwitchDriver):
         if isinstance(staged, EosCandidate) and not staged.timed:
             return  # committed without a timer: nothing awaits confirmation
         with self.pool.session(device) as session:
-            if isinstance(staged, EosCandidate):
-                names = [staged.session]
-            else:
-                names = self._sessions(session, "pendingCommitTimer")
+            names = [staged.session] if isinstance(staged, EosCandidate) else self._timed(session)
             if not names:
                 raise ConfigRejected(device.name, "confirm: no commit is awaiting confirmation")
             for name in names:

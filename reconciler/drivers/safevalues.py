@@ -125,8 +125,9 @@ class SafeValues:
         match parts:
             case ["system", "nos_version"]:
                 return Setting(path, "nos_version", "", self.version(value, path))
-            case ["interfaces", port, field]:
-                return self._interface_setting(path, self.interface(port, path), field, value)
+            case ["interfaces", *port, field] if port:  # EOS ports may hold "/"
+                port_name = self.interface("/".join(port), path)
+                return self._interface_setting(path, port_name, field, value)
             case ["qos", "dscp", dscp]:
                 code = self.number_token(dscp, path, DSCP)
                 tc = None if value is None else self.integer(value, path, PRIORITY)

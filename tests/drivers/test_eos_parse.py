@@ -1,6 +1,7 @@
-"""The EOS parsers against golden fixtures captured from the switch simulator
-(``tests/fixtures/eos/<command>/<case>/``; regenerate with
-``python -m tests.drivers.capture_fixtures``)."""
+"""The EOS parsers against golden fixtures written from EOS's documented output formats
+(``tests/fixtures/eos/<command>/<case>/``: the device's answer and the flat state it
+holds, by hand; a config's expected state lists what is set, every other DSCP and ECN
+path must read None)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,25 @@ from typing import Any
 import pytest
 
 from reconciler.drivers.eos_parse import (
-    apply_unified_diff,
     common,
-    diff_paths,
+    format_asn,
+    normal_version,
+    parse_asn,
     parse_config,
+    parse_ecn,
     parse_interfaces,
     parse_version,
     text_tree,
+    timed_sessions,
+    writable,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "eos"
+UNSET: dict[str, Any] = {f"qos/dscp/{d}": None for d in range(64)} | {
+    f"qos/ecn/{q}/{f}": None
+    for q in range(8)
+    for f in ("kmin_kb", "kmax_kb", "pmax_percent", "threshold_unit")
+}
 
 
 def cases(command: str) -> list[Path]:
@@ -31,57 +41,83 @@ def load(folder: Path, name: str) -> Any:
     return json.loads((folder / name).read_text())
 
 
+def running(case: Path) -> Any:
+    text = case / "output.txt"
+    return text_tree(text.read_text()) if text.exists() else load(case, "output.json")
+
+
 @pytest.mark.parametrize("case", cases("show_version"), ids=lambda p: p.name)
 def test_show_version(case: Path) -> None:
-    """``show version | json`` gives the NOS version, model and serial."""
+    """``show version | json`` gives the release, the full build, model and serial."""
     assert parse_version(load(case, "output.json")) == load(case, "expected.json")
 
 
 @pytest.mark.parametrize("case", cases("show_interfaces"), ids=lambda p: p.name)
 def test_show_interfaces(case: Path) -> None:
-    """``show interfaces | json`` gives every Ethernet port's mtu, address, description."""
+    """``show interfaces | json`` gives each Ethernet port's mode, mtu, address, description."""
     assert parse_interfaces(load(case, "output.json")) == load(case, "expected.json")
 
 
 @pytest.mark.parametrize("case", cases("show_running-config"), ids=lambda p: p.name)
 def test_show_running_config(case: Path) -> None:
-    """``show running-config | json`` gives ports, QoS (aggregated over ports) and BGP."""
-    assert parse_config(load(case, "output.json")) == load(case, "expected.json")
+    """The running config (text or ``| json`` tree) gives ports, QoS and BGP as set."""
+    assert parse_config(running(case)) == UNSET | load(case, "expected.json")
 
 
-@pytest.mark.parametrize("case", cases("show_session-config_diffs"), ids=lambda p: p.name)
-def test_session_diff_parses_back_into_changes(case: Path) -> None:
-    """A session diff applied to the running text yields exactly the staged changes."""
-    running = (case / "running.txt").read_text()
-    proposed = apply_unified_diff(running, (case / "output.txt").read_text())
-    before = parse_config(text_tree(running))
-    got = [
-        [p, before.get(p), v]
-        for p, v in diff_paths(before, parse_config(text_tree(proposed))).items()
-    ]
-    assert got == load(case, "expected.json")
+@pytest.mark.parametrize("case", cases("show_configuration_sessions_detail"), ids=lambda p: p.name)
+def test_timed_sessions_on_both_version_families(case: Path) -> None:
+    """The session under a commit timer is found before and after EOS 4.32."""
+    assert timed_sessions(load(case, "output.json")) == load(case, "expected.json")
 
 
-def test_text_and_json_config_agree() -> None:
-    """The text tree parses to the same state as EOS's own JSON tree."""
-    case = FIXTURES / "show_session-config_diffs" / "mtu-and-ecn"
-    text_state = parse_config(text_tree((case / "running.txt").read_text()))
-    json_state = parse_config(load(FIXTURES / "show_running-config" / "orion-leaf", "output.json"))
-    assert text_state == json_state
+def test_engineering_builds_normalise_to_the_release() -> None:
+    """Build suffixes are dropped; a string without a release number is refused."""
+    assert normal_version("4.32.2.1F-38154561.42321F") == "4.32.2.1F"
+    assert normal_version("4.28.3M") == "4.28.3M"
+    with pytest.raises(ValueError, match="release number"):
+        normal_version("(engineering build)")
 
 
-def test_a_diff_that_does_not_match_the_running_text_is_refused() -> None:
-    """A hunk whose context is not in the running config raises, never guesses."""
-    with pytest.raises(ValueError, match="does not match"):
-        apply_unified_diff("a\nb\nc", "@@ -1,2 +1,2 @@\n a\n-x\n+y")
+def test_asdot_and_asplain_are_the_same_number() -> None:
+    """asdot parses to the 32-bit number and renders back only where the device uses it."""
+    assert parse_asn("65101.65101") == 65101 * 65536 + 65101
+    assert parse_asn("4200000001") == 4200000001
+    assert format_asn(parse_asn("1.10"), asdot=True) == "1.10"
+    assert format_asn(65001, asdot=True) == "65001"
+    assert format_asn(65546, asdot=False) == "65546"
+    with pytest.raises(ValueError, match="asdot"):
+        parse_asn("70000.1")
 
 
-def test_a_hunk_shifted_by_header_lines_still_applies() -> None:
-    """Line numbers off by a few header comments are tolerated; the context decides."""
-    assert (
-        apply_unified_diff("! x\n! y\na\nb\nc", "@@ -1,2 +1,2 @@\n a\n-b\n+B")
-        == "! x\n! y\na\nB\nc"
+def test_ecn_units_and_the_default_mark_probability() -> None:
+    """Byte units convert to kbytes (rounded up); segments and milliseconds have no size;
+    a missing max-mark-probability is EOS's 100 %."""
+    kb = parse_ecn("random-detect ecn minimum-threshold 1500 bytes maximum-threshold 1 mbytes")
+    assert kb is not None and (kb.kmin_kb, kb.kmax_kb, kb.pmax_percent) == (2, 1024, 100)
+    ms = parse_ecn(
+        "random-detect ecn minimum-threshold 3 milliseconds maximum-threshold 9 milliseconds "
+        "max-mark-probability 90"
     )
+    assert ms is not None and (ms.kmin_kb, ms.kmax_kb, ms.pmax_percent, ms.unit) == (
+        None,
+        None,
+        90,
+        "milliseconds",
+    )
+    assert parse_ecn("random-detect ecn count") is None
+    with pytest.raises(ValueError, match="unit"):
+        parse_ecn("random-detect ecn minimum-threshold 1 parsecs maximum-threshold 2 parsecs")
+
+
+def test_only_the_switch_namespace_is_writable() -> None:
+    """Read-only facts (mode, build, LLDP, units, IPv6 peers) never become changes."""
+    assert writable("interfaces/Ethernet1/1/mtu")
+    assert writable("bgp/neighbors/10.0.0.1/inbound_filter")
+    assert not writable("interfaces/Ethernet1/mode")
+    assert not writable("system/nos_build")
+    assert not writable("qos/ecn/3/threshold_unit")
+    assert not writable("bgp/neighbors/2001:db8::1/remote_as")
+    assert not writable("lldp/Ethernet1/system")
 
 
 def test_ports_that_disagree_observe_as_none() -> None:

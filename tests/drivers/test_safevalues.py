@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.drivers.eos_lines import render_session
+from reconciler.drivers.eos_parse import EosConfig, PortConfig
 from reconciler.drivers.safevalues import FILTER, SafeValues
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Scalar
@@ -166,7 +167,8 @@ def test_rendered_eos_lines_hold_only_safe_characters(
     }
     settings_ = [values.setting(p, v) for p, v in changes.items()]
     before: dict[str, Scalar] = {"bgp/asn": 65001, "interfaces/Ethernet1/mtu": 1500}
-    lines = render_session("leaf-1", before, ["Ethernet1", "Ethernet2"], settings_)
+    ports = {"Ethernet1": PortConfig(routed=True), "Ethernet2": PortConfig(routed=True)}
+    lines = render_session("leaf-1", before, EosConfig(ports=ports), settings_)
     assert lines and all(SAFE_LINE.match(line) for line in lines)
 
 
@@ -176,4 +178,12 @@ def test_before_state_values_are_validated_too() -> None:
     change = values.setting("qos/ecn/3/kmin_kb", 100)
     before: dict[str, Scalar] = {"qos/ecn/3/kmax_kb": "800; reload", "qos/ecn/3/pmax_percent": 5}
     with pytest.raises(ConfigRejected, match="qos/ecn/3/kmax_kb"):
-        render_session("leaf-1", before, ["Ethernet1"], [change])
+        render_session("leaf-1", before, EosConfig(ports={"Ethernet1": PortConfig()}), [change])
+
+
+def test_port_names_with_slashes_are_one_port() -> None:
+    """``interfaces/Ethernet1/1/mtu`` names port Ethernet1/1 (EOS breakout naming)."""
+    setting = SafeValues("leaf-1").setting("interfaces/Ethernet1/1/mtu", 9214)
+    assert (setting.kind, setting.subject, setting.value) == ("mtu", "Ethernet1/1", 9214)
+    with pytest.raises(ConfigRejected, match="unsafe"):
+        SafeValues("leaf-1").setting("interfaces/Ethernet1/x;reload/mtu", 9214)
