@@ -1,27 +1,32 @@
-"""The SONiC driver: netmiko ``linux`` to the switch's shell, config_db JSON patches,
-checkpoints and a systemd timer as commit-confirm.
+"""The SONiC driver: SSH exec channels to the switch's shell, config_db JSON patches
+through ``config apply-patch``, checkpoints and a systemd timer as commit-confirm.
 
 =========  =============================================================================
-observe    ``show version`` + ``show runningconfiguration all`` (config_db JSON)
-           -> flat state (:mod:`.sonic_parse`)
-stage      read the before-state (kept as ``candidate.before``), build the JSON patch
-           (:mod:`.sonic_patch`), write it with
-           ``echo BASE64 | base64 -d > /tmp/plumb-<id>.json``
-compare    ``sudo config apply-patch --dry-run FILE``, then a fresh read with the patch
-           applied locally and parsed back into changes
+observe    ``show version`` + ``show runningconfiguration all`` (config_db JSON, per
+           namespace on multi-ASIC switches) -> flat state (:mod:`.sonic_parse`)
+stage      read the before-state (kept as ``candidate.before``), refuse what the
+           platform cannot express (:mod:`.sonic_caps`), build the patches
+           (:mod:`.sonic_patch`: one, or two when a BGP peer is deleted and re-added),
+           write each with ``echo BASE64 | base64 -d > /tmp/plumb-<id>-<n>.json``
+compare    ``sudo config apply-patch --dry-run FILE`` for each (the device's own reason
+           when it refuses), then a fresh read with the patches applied locally and
+           parsed back into changes
 commit     ``sudo config checkpoint plumb-<id>``; with ``confirm_within`` first
            ``sudo systemd-run --unit=plumb-confirm-<id> --on-active=SECONDS
            /usr/local/bin/config rollback plumb-<id>`` (armed *before* the patch, so a
            vanished controller is rolled back), then ``sudo config apply-patch FILE``
+           for each patch in turn
 confirm    ``sudo systemctl stop plumb-confirm-<id>.timer`` + ``sudo config save -y``
-discard    ``rm -f FILE``
+discard    ``rm -f FILES``
 =========  =============================================================================
 
-Every command is followed by ``echo $?``; a non-zero status is ConfigRejected (a
-failed apply-patch is first rolled back to the checkpoint). Once saved, the
-checkpoint and the patch file are deleted (SONiC keeps few checkpoints). A NOS
-change runs ``sudo sonic-installer install -y <image>`` (option ``image``, a URL
-with ``{version}``), saves, reboots and waits for the new version.
+Each command runs on its own exec channel (:mod:`.netmiko_exec`); a non-zero exit
+status is ConfigRejected with the command's last error line (a failed apply-patch is
+first rolled back to the checkpoint). Output that cannot be parsed is that device's
+ConfigRejected, never the batch's. Once saved, the checkpoint and the patch files are
+deleted (SONiC keeps few checkpoints). A NOS change runs ``sudo sonic-installer install
+-y <image>`` (option ``image``, a URL with ``{version}``), saves, reboots and waits for
+the new version.
 """
 
 from __future__ import annotations
@@ -35,39 +40,49 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.drivers.base import DeviceRef
-from reconciler.drivers.netmiko_common import DeviceSession, Dialect, Phase, SwitchDriver
+from reconciler.drivers.netmiko_common import Dialect, Phase, SwitchDriver
+from reconciler.drivers.netmiko_exec import ExecPool, ExecSession
 from reconciler.drivers.safevalues import IMAGE_URL, SafeValues
-from reconciler.drivers.sonic_parse import observed_state, parse_config_db
-from reconciler.drivers.sonic_patch import apply_json_patch, edit_config_db, json_patch
+from reconciler.drivers.sonic_jsonpatch import Patch, apply_json_patch
+from reconciler.drivers.sonic_parse import observed_state, parse_running
+from reconciler.drivers.sonic_patch import patch_steps
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import ConfigRejected, DeviceError
 from reconciler.settings import Change, Scalar
 
 SONIC = Dialect("linux", r"[^\n]*[$#]\s*$", enable=False)
 CONFIG = "/usr/local/bin/config"
+PARSE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError)
 
 
 @dataclass
 class SonicCandidate:
-    """A patch file on the switch and the before-state read just before writing it."""
+    """Patch files on the switch and the before-state read just before writing them."""
 
     device: str
     ident: str
     changes: tuple[Change, ...]
     before: dict[str, Scalar] = field(repr=False)
-    patch: list[dict[str, Any]] = field(repr=False)
+    patches: list[Patch] = field(repr=False)
     image: str | None = None
     nos_version: str | None = None
     timed: bool = False
     discarded: bool = False
 
     @property
-    def file(self) -> str:
-        return f"/tmp/{self.ident}.json"
+    def files(self) -> list[str]:
+        return [f"/tmp/{self.ident}-{n}.json" for n in range(1, len(self.patches) + 1)]
 
     @property
     def timer(self) -> str:
         return self.ident.replace("plumb-", "plumb-confirm-")
+
+
+def _reason(text: str) -> str:
+    """The device's own reason: its last ``Error:`` line, else its last lines."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    errors = [line for line in lines if line.lower().startswith(("error", "failed"))]
+    return (errors[-1] if errors else " | ".join(lines[-2:]))[:300]
 
 
 class SonicDriver(SwitchDriver):
@@ -77,20 +92,20 @@ class SonicDriver(SwitchDriver):
 
     def __init__(self, options: SwitchOptions, credentials: Credentials) -> None:
         super().__init__(SONIC, options, credentials)
+        self.exec = ExecPool(options, credentials)
 
     def _shell(
-        self, session: DeviceSession, command: str, what: str, phase: Phase = Phase.read
+        self, session: ExecSession, command: str, what: str, phase: Phase = Phase.read
     ) -> str:
-        """Run ``command``, then ``echo $?``; a non-zero status is ConfigRejected."""
+        """Run ``command``; a non-zero exit status is ConfigRejected with the reason."""
         timeout = self.options.commit_timeout if phase is Phase.write else None
-        output = session.run(command, phase=phase, timeout=timeout)
-        status = session.run("echo $?", phase=phase).strip()
-        if status != "0":
-            tail = " | ".join(output.strip().splitlines()[-2:])[:200]
-            raise ConfigRejected(session.name, f"{what}: exit status {status[:8]}: {tail}")
-        return output
+        result = session.run(command, phase=phase, timeout=timeout)
+        if result.status != 0:
+            reason = _reason(result.stderr + "\n" + result.stdout)
+            raise ConfigRejected(session.name, f"{what}: exit status {result.status}: {reason}")
+        return result.stdout
 
-    def _config_db(self, session: DeviceSession) -> dict[str, Any]:
+    def _running(self, session: ExecSession) -> dict[str, Any]:
         output = self._shell(session, "show runningconfiguration all", "read config_db")
         try:
             data = json.loads(output)
@@ -100,16 +115,18 @@ class SonicDriver(SwitchDriver):
             raise ConfigRejected(session.name, "config_db: not a JSON object")
         return data
 
-    def _read(self, session: DeviceSession) -> tuple[dict[str, Scalar], dict[str, Any]]:
+    def _read(self, session: ExecSession) -> tuple[dict[str, Scalar], dict[str, Any]]:
         version = self._shell(session, "show version", "show version")
-        db = self._config_db(session)
+        data = self._running(session)
         try:
-            return observed_state(version, db), db
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigRejected(session.name, f"config_db: cannot parse ({exc})") from None
+            return observed_state(version, data), data
+        except PARSE_ERRORS as exc:
+            raise ConfigRejected(
+                session.name, f"cannot parse the switch's answer ({exc!r})"
+            ) from None
 
     def observe(self, device: DeviceRef) -> dict[str, Scalar]:
-        with self.pool.session(device) as session:
+        with self.exec.session(device) as session:
             return self._read(session)[0]
 
     def stage(self, device: DeviceRef, changes: Sequence[Change]) -> SonicCandidate:
@@ -123,16 +140,18 @@ class SonicDriver(SwitchDriver):
                 raise ConfigRejected(device.name, "system/nos_version: set the driver option image")
             url = self.options.image.replace("{version}", nos)
             image = values.image(url, "system/nos_version", IMAGE_URL)
-        with self.pool.session(device) as session:
-            before, db = self._read(session)
-            patch = json_patch(db, edit_config_db(device.name, db, before, settings))
+        with self.exec.session(device) as session:
+            before, data = self._read(session)
+            try:
+                patches = patch_steps(device.name, data, before, settings)
+            except PARSE_ERRORS as exc:
+                raise ConfigRejected(device.name, f"cannot edit config_db ({exc!r})") from None
             candidate = SonicCandidate(
-                device.name, ident, tuple(changes), before, patch, image, nos
+                device.name, ident, tuple(changes), before, patches, image, nos
             )
-            if patch:
+            for patch, file in zip(patches, candidate.files, strict=True):
                 payload = base64.b64encode(json.dumps(patch).encode()).decode()
-                command = f"echo {payload} | base64 -d > {candidate.file}"
-                self._shell(session, command, "write patch file")
+                self._shell(session, f"echo {payload} | base64 -d > {file}", "write patch file")
         return candidate
 
     def _candidate(self, device: DeviceRef, candidate: object) -> SonicCandidate:
@@ -141,17 +160,20 @@ class SonicDriver(SwitchDriver):
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)
         changes: list[Change] = []
-        if staged.patch:
-            with self.pool.session(device) as session:
-                dry = f"sudo {CONFIG} apply-patch --dry-run {staged.file}"
-                self._shell(session, dry, "apply-patch --dry-run")
-                db = self._config_db(session)
+        if staged.patches:
+            with self.exec.session(device) as session:
+                for file in staged.files:
+                    dry = f"sudo {CONFIG} apply-patch --dry-run {file}"
+                    self._shell(session, dry, "apply-patch --dry-run")
+                data = self._running(session)
             try:
-                now = parse_config_db(db)
-                after = parse_config_db(apply_json_patch(db, staged.patch))
-            except (ValueError, KeyError, TypeError) as exc:
+                now = parse_running(data)
+                for patch in staged.patches:
+                    data = apply_json_patch(data, patch)
+                after = parse_running(data)
+            except PARSE_ERRORS as exc:
                 raise ConfigRejected(
-                    device.name, f"compare: patch does not apply ({exc})"
+                    device.name, f"compare: patch does not apply ({exc!r})"
                 ) from None
             paths = sorted(set(now) | set(after))
             changes += [
@@ -164,21 +186,20 @@ class SonicDriver(SwitchDriver):
 
     def commit(self, device: DeviceRef, candidate: object, confirm_within: float | None) -> None:
         staged = self._candidate(device, candidate)
-        timed = confirm_within is not None and staged.nos_version is None and bool(staged.patch)
-        with self.pool.session(device) as session:
-            if staged.patch:
+        timed = confirm_within is not None and staged.nos_version is None and bool(staged.patches)
+        with self.exec.session(device) as session:
+            if staged.patches:
                 self._apply(session, staged, confirm_within if timed else None)
             if staged.nos_version is None or staged.image is None:
                 return
             install = f"sudo sonic-installer install -y {staged.image}"
             self._shell(session, install, "install", Phase.write)
             self._shell(session, f"sudo {CONFIG} save -y", "save", Phase.write)
-            session.send_and_leave("sudo reboot")
+            session.start_and_leave("sudo reboot")
         self.wait_for_version(device, staged.nos_version)
 
-    def _apply(self, session: DeviceSession, staged: SonicCandidate, window: float | None) -> None:
-        checkpoint = f"sudo {CONFIG} checkpoint {staged.ident}"
-        self._shell(session, checkpoint, "checkpoint")
+    def _apply(self, session: ExecSession, staged: SonicCandidate, window: float | None) -> None:
+        self._shell(session, f"sudo {CONFIG} checkpoint {staged.ident}", "checkpoint")
         if window is not None:
             seconds = max(1, math.ceil(window))
             staged.timed = True
@@ -189,15 +210,17 @@ class SonicDriver(SwitchDriver):
             )
             self._shell(session, arm, "arm the rollback timer", Phase.write)
         try:
-            apply = f"sudo {CONFIG} apply-patch {staged.file}"
-            self._shell(session, apply, "apply-patch", Phase.write)
+            for file in staged.files:
+                self._shell(
+                    session, f"sudo {CONFIG} apply-patch {file}", "apply-patch", Phase.write
+                )
         except ConfigRejected:
             self._undo(session, staged)
             raise
         if window is None:
             self._finish(session, staged)
 
-    def _undo(self, session: DeviceSession, staged: SonicCandidate) -> None:
+    def _undo(self, session: ExecSession, staged: SonicCandidate) -> None:
         """After a refused apply: back to the checkpoint, timer stopped."""
         session.run(f"sudo {CONFIG} rollback {staged.ident}", phase=Phase.write)
         if staged.timed:
@@ -205,12 +228,12 @@ class SonicDriver(SwitchDriver):
             self.remember(staged.device, None)
         session.run(f"sudo {CONFIG} delete-checkpoint {staged.ident}")
 
-    def _finish(self, session: DeviceSession, staged: SonicCandidate) -> None:
-        """Keep the change: save it, then drop the checkpoint and the patch file."""
+    def _finish(self, session: ExecSession, staged: SonicCandidate) -> None:
+        """Keep the change: save it, then drop the checkpoint and the patch files."""
         if self.options.persist:
             self._shell(session, f"sudo {CONFIG} save -y", "save", Phase.write)
         session.run(f"sudo {CONFIG} delete-checkpoint {staged.ident}")
-        session.run(f"rm -f {staged.file}")
+        session.run("rm -f " + " ".join(staged.files))
 
     def confirm(self, device: DeviceRef, candidate: object) -> None:
         staged = candidate if isinstance(candidate, SonicCandidate) else self.awaiting(device.name)
@@ -218,7 +241,7 @@ class SonicDriver(SwitchDriver):
             raise ConfigRejected(device.name, "confirm: no commit of this process awaits it")
         if not staged.timed:
             return  # committed without a timer: nothing awaits confirmation
-        with self.pool.session(device) as session:
+        with self.exec.session(device) as session:
             stop = f"sudo systemctl stop {staged.timer}.timer"
             try:
                 self._shell(session, stop, "confirm", Phase.write)
@@ -230,14 +253,18 @@ class SonicDriver(SwitchDriver):
         self.remember(device.name, None)
 
     def discard(self, device: DeviceRef, candidate: object) -> None:
-        """Remove the patch file; best effort, as it may run after any failure."""
+        """Remove the patch files; best effort, as it may run after any failure."""
         if not isinstance(candidate, SonicCandidate) or candidate.discarded:
             return
         candidate.discarded = True
-        if not candidate.patch:
+        if not candidate.patches:
             return
         try:
-            with self.pool.session(device) as session:
-                session.run(f"rm -f {candidate.file}")
+            with self.exec.session(device) as session:
+                session.run("rm -f " + " ".join(candidate.files))
         except DeviceError:
             pass  # a stray /tmp file is harmless and gone at the next reboot
+
+    def close(self) -> None:
+        self.exec.close()
+        super().close()

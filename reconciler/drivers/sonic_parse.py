@@ -1,27 +1,42 @@
-"""SONiC output -> plumb's flat state (pure): ``show version`` text and the config_db
-JSON of ``show runningconfiguration all``.
+"""SONiC output -> plumb's flat state (pure): ``show version`` text and the JSON of
+``show runningconfiguration all``.
+
+The running configuration is config_db as JSON. From 202305 it carries the FRR running
+configuration as a top-level ``bgpraw`` string; on a multi-ASIC switch it is one object
+per namespace (``localhost`` for the host, ``asic0``... for each ASIC, each with its own
+``bgpraw``). :func:`namespaces` gives both shapes as ``{namespace: config_db}`` (``""``
+for a single-ASIC switch), and a port's settings come from its own namespace.
 
 =================================  =====================================================
-flat path                          config_db
+flat path                          config_db (in the port's namespace)
 =================================  =====================================================
+``system/nos_version``             the branch of ``SONiC Software Version`` (``202405``)
+``system/nos_build``               the whole version string (read-only)
+``system/buffer_model``            ``DEVICE_METADATA|localhost`` ``buffer_model``:
+                                   ``dynamic``, else ``static`` (``traditional``)
 ``interfaces/<p>/mtu``             ``PORT|<p>`` ``mtu`` (SONiC's default 9100 if unset)
-``interfaces/<p>/address``         ``INTERFACE|<p>|<a.b.c.d/len>``
+``interfaces/<p>/address``         ``INTERFACE|<p>|<a.b.c.d/len>`` (IPv6 keys are kept
+                                   apart and never reported here)
+``interfaces/<p>/mode``            ``switched`` with a ``VLAN_MEMBER`` row, else ``routed``
 ``interfaces/<p>/pfc_priorities``  ``PORT_QOS_MAP|<p>`` ``pfc_enable``
-``qos/dscp/<d>``                   ``DSCP_TO_TC_MAP|<map>`` (the global or first port map)
+``qos/dscp/<d>``                   the ``DSCP_TO_TC_MAP`` each active port names
+                                   (``PORT_QOS_MAP|<p>`` ``dscp_to_tc_map``)
 ``qos/ecn/<q>/*``                  ``QUEUE|<p>|<q>`` ``wred_profile`` -> ``WRED_PROFILE``
                                    ``green_{min,max}_threshold`` (bytes),
                                    ``green_drop_probability``
-``qos/pfc_headroom_kb``            ``BUFFER_PG|<p>|<pgs>`` -> ``BUFFER_PROFILE`` ``xoff``
-``qos/pfc_xoff_kb``                the same profile's ``static_th`` (pause threshold)
-``bgp/asn``, ``router_id``         ``BGP_GLOBALS|default`` ``local_asn``, ``router_id``
-``bgp/maximum_paths``              ``BGP_GLOBALS_AF|default|ipv4_unicast`` ``max_ebgp_paths``
-``bgp/neighbors/<ip>/*``           ``BGP_NEIGHBOR|<ip>`` ``asn``;
-                                   ``BGP_NEIGHBOR_AF|default|<ip>|ipv4_unicast``
-                                   ``route_map_in[0]``
+``qos/pfc_headroom_kb``            the lossless priority groups' ``BUFFER_PG`` profile
+                                   ``xoff`` (static buffer model only)
+``bgp/*``                          :mod:`.sonic_bgp`
 =================================  =====================================================
 
-Fleet-wide QoS is aggregated over ports as on EOS (:func:`.eos_parse.common`): the
-value every port shares, else ``None``.
+Fleet-wide QoS is aggregated over *active* ports (those with a ``QUEUE`` or
+``BUFFER_PG`` row) as on EOS (:func:`.eos_parse.common`): the value they all share,
+else ``None``. Lossless priority groups are the port's PFC priorities mapped through
+its ``pfc_to_pg_map`` (else ``tc_to_pg_map``, else identity); priority group 0 and the
+other lossy groups never count. SONiC has no PFC pause threshold to report.
+
+Malformed input raises :class:`ValueError` (or ``KeyError`` / ``TypeError``), which
+the driver turns into that device's error.
 """
 
 from __future__ import annotations
@@ -31,14 +46,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.drivers.eos_parse import common, is_ethernet, natural
+from reconciler.drivers.sonic_bgp import parse_bgp
 from reconciler.settings import Scalar
 
 ConfigDb = dict[str, Any]
 DEFAULT_MTU = 9100
 DEFAULT_MAP = "AZURE"
+_NAMESPACE = re.compile(r"^(?:localhost|asic[0-9]+)$")
+_BUILD = re.compile(r"^(?:SONiC\.)?([A-Za-z0-9_]+)(?:\.([0-9A-Za-z_.]+?))?(?:-([0-9a-f]+))?$")
+INTERNAL_ROLES = ("Int", "Inb", "Rec", "Dpc")  # backplane, inband, recirculation ports
 
 
-def _kb(text: Any) -> int:
+def kb(text: Any) -> int:
+    """Bytes (config_db keeps them as text) -> KB, rounded up."""
     return -(-int(str(text)) // 1024)
 
 
@@ -48,131 +68,213 @@ def profile_name(reference: str) -> str:
 
 
 def table(db: Mapping[str, Any], name: str) -> dict[str, Any]:
-    rows: dict[str, Any] = db.get(name, {})
+    rows = db.get(name, {})
+    if not isinstance(rows, dict):
+        raise ValueError(f"config_db table {name} is not an object")
     return rows
 
 
+def namespaces(data: Mapping[str, Any]) -> dict[str, ConfigDb]:
+    """``{namespace: config_db}``: ``{"": db}`` on a single-ASIC switch."""
+    if data and all(_NAMESPACE.match(k) for k in data) and "localhost" in data:
+        for name, db in data.items():
+            if not isinstance(db, dict):
+                raise ValueError(f"namespace {name} is not an object")
+        return {name: dict(db) for name, db in data.items()}
+    return {"": dict(data)}
+
+
+def host_db(spaces: Mapping[str, ConfigDb]) -> ConfigDb:
+    return spaces.get("localhost", spaces.get("", {}))
+
+
+def metadata(spaces: Mapping[str, ConfigDb]) -> dict[str, Any]:
+    found: dict[str, Any] = table(host_db(spaces), "DEVICE_METADATA").get("localhost", {})
+    return found
+
+
+def buffer_model(spaces: Mapping[str, ConfigDb]) -> str:
+    return "dynamic" if metadata(spaces).get("buffer_model") == "dynamic" else "static"
+
+
 def parse_version(text: str) -> dict[str, Scalar]:
-    """``show version`` -> nos version (``SONiC.202411`` is ``202411``), model, serial."""
+    """``show version`` -> branch (``system/nos_version``), build, model (HwSKU), serial."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
-        key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
-    version = fields.get("SONiC Software Version", "")
-    if not version:
-        raise ValueError("show version: no 'SONiC Software Version' line")
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    build = fields.get("SONiC Software Version", "")
+    found = _BUILD.match(build)
+    if found is None:
+        raise ValueError(f"show version: no SONiC software version in {build[:60]!r}")
     return {
-        "system/nos_version": re.sub(r"^SONiC\.", "", version),
+        "system/nos_version": found.group(1),
+        "system/nos_build": build,
         "system/model": fields.get("HwSKU", ""),
         "system/serial": fields.get("Serial Number", ""),
     }
 
 
-def dscp_map_name(db: Mapping[str, Any]) -> str:
-    """The DSCP-to-TC map in use: the global one, else the first port's, else AZURE."""
-    qos = table(db, "PORT_QOS_MAP")
-    if "dscp_to_tc_map" in qos.get("global", {}):
-        return profile_name(str(qos["global"]["dscp_to_tc_map"]))
-    for name in sorted(qos, key=natural):
-        if "dscp_to_tc_map" in qos[name]:
-            return profile_name(str(qos[name]["dscp_to_tc_map"]))
-    return DEFAULT_MAP
+def front_ports(spaces: Mapping[str, ConfigDb]) -> dict[str, str]:
+    """Front-panel Ethernet ports -> their namespace, in natural order."""
+    found: dict[str, str] = {}
+    for space, db in spaces.items():
+        for port, fields in table(db, "PORT").items():
+            if is_ethernet(port) and fields.get("role", "Ext") not in INTERNAL_ROLES:
+                found[port] = space
+    return dict(sorted(found.items(), key=lambda kv: natural(kv[0])))
 
 
-def _queues(spec: str) -> list[int]:
+def spans(spec: str) -> list[int]:
+    """``3`` or ``3-4`` -> the queue or priority-group numbers."""
     low, _, high = spec.partition("-")
     return list(range(int(low), int(high or low) + 1))
 
 
-def _port_qos(db: Mapping[str, Any], ports: list[str]) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {p: {"ecn": {}, "headroom": [], "xoff": []} for p in ports}
+def rows_of(db: Mapping[str, Any], name: str, port: str) -> dict[int, dict[str, Any]]:
+    """``TABLE|<port>|<n or n-m>`` rows -> per number (single numbers win over ranges)."""
+    rows: dict[int, dict[str, Any]] = {}
+    keys = [k for k in table(db, name) if k.partition("|")[0] == port]
+    for key in sorted(keys, key=lambda k: ("-" not in k, k)):
+        for number in spans(key.partition("|")[2]):
+            rows[number] = table(db, name)[key]
+    return rows
+
+
+def active(db: Mapping[str, Any], port: str) -> bool:
+    """A port carries QoS when it has queue or priority-group rows."""
+    return bool(rows_of(db, "QUEUE", port) or rows_of(db, "BUFFER_PG", port))
+
+
+def pfc_priorities(db: Mapping[str, Any], port: str) -> list[int]:
+    enabled = str(table(db, "PORT_QOS_MAP").get(port, {}).get("pfc_enable", ""))
+    return sorted({int(p) for p in enabled.split(",") if p.strip()})
+
+
+def lossless_groups(db: Mapping[str, Any], port: str) -> list[int]:
+    """The priority groups the port's PFC priorities map to."""
+    qos = table(db, "PORT_QOS_MAP").get(port, {})
+    mapping: dict[str, Any] = {}
+    if "pfc_to_pg_map" in qos:
+        mapping = table(db, "MAP_PFC_PRIORITY_TO_PRIORITY_GROUP").get(
+            profile_name(str(qos["pfc_to_pg_map"])), {}
+        )
+    elif "tc_to_pg_map" in qos:
+        mapping = table(db, "TC_TO_PRIORITY_GROUP_MAP").get(
+            profile_name(str(qos["tc_to_pg_map"])), {}
+        )
+    return sorted({int(mapping.get(str(p), p)) for p in pfc_priorities(db, port)})
+
+
+def dscp_map_name(db: Mapping[str, Any], port: str | None = None) -> str:
+    """The DSCP-to-TC map a port uses: its own, else the global one, else AZURE."""
+    qos = table(db, "PORT_QOS_MAP")
+    for key in (port, "global"):
+        if key is not None and "dscp_to_tc_map" in qos.get(key, {}):
+            return profile_name(str(qos[key]["dscp_to_tc_map"]))
+    return DEFAULT_MAP
+
+
+def ecn_of(db: Mapping[str, Any], port: str) -> dict[int, tuple[int, int, int]]:
+    """Per queue of ``port``: (Kmin KB, Kmax KB, Pmax %) of its WRED profile."""
     wred = table(db, "WRED_PROFILE")
-    # Ranges first, single queues last: the most specific entry wins.
-    for key in sorted(table(db, "QUEUE"), key=lambda k: ("-" not in k, k)):
-        port, _, spec = key.partition("|")
-        reference = table(db, "QUEUE")[key].get("wred_profile")
-        if port not in found or reference is None:
+    found: dict[int, tuple[int, int, int]] = {}
+    for queue, fields in rows_of(db, "QUEUE", port).items():
+        reference = fields.get("wred_profile")
+        if reference is None:
             continue
-        profile = wred.get(profile_name(str(reference)), {})
-        value = (
-            _kb(profile["green_min_threshold"]),
-            _kb(profile["green_max_threshold"]),
+        profile = wred[profile_name(str(reference))]
+        found[queue] = (
+            kb(profile["green_min_threshold"]),
+            kb(profile["green_max_threshold"]),
             int(profile.get("green_drop_probability", "100")),
         )
-        for queue in _queues(spec):
-            found[port]["ecn"][queue] = value
-    buffers = table(db, "BUFFER_PROFILE")
-    for key, fields in table(db, "BUFFER_PG").items():
-        port = key.partition("|")[0]
-        if port not in found:
-            continue
-        profile = buffers.get(profile_name(str(fields.get("profile", ""))), {})
-        found[port]["headroom"].append(_kb(profile["xoff"]) if "xoff" in profile else None)
-        found[port]["xoff"].append(_kb(profile["static_th"]) if "static_th" in profile else None)
     return found
 
 
-def _bgp(db: Mapping[str, Any]) -> dict[str, Scalar]:
-    glob = table(db, "BGP_GLOBALS").get("default", {})
-    asn = glob.get("local_asn", table(db, "DEVICE_METADATA").get("localhost", {}).get("bgp_asn"))
-    out: dict[str, Scalar] = {
-        "bgp/asn": None if asn is None else int(asn),
-        "bgp/router_id": glob.get("router_id"),
-        "bgp/maximum_paths": None,
+def headroom_profiles(db: Mapping[str, Any], port: str) -> list[str | None]:
+    """The buffer profile each lossless priority group of ``port`` uses (None: none,
+    or ``NULL`` for a profile the dynamic buffer manager computes)."""
+    groups = rows_of(db, "BUFFER_PG", port)
+    names: list[str | None] = []
+    for group in lossless_groups(db, port):
+        name = profile_name(str(groups.get(group, {}).get("profile", "NULL")))
+        names.append(None if name == "NULL" else name)
+    return names
+
+
+def _headroom(db: Mapping[str, Any], port: str) -> int | None:
+    profiles = table(db, "BUFFER_PROFILE")
+    values = []
+    for name in headroom_profiles(db, port):
+        xoff = None if name is None else profiles[name].get("xoff")
+        values.append(None if xoff is None else kb(xoff))
+    shared: int | None = common(values)
+    return shared
+
+
+def _interfaces(db: Mapping[str, Any], port: str) -> dict[str, Scalar]:
+    fields = table(db, "PORT")[port]
+    addresses = sorted(
+        k.partition("|")[2] for k in table(db, "INTERFACE") if k.startswith(f"{port}|")
+    )
+    ipv4 = [a for a in addresses if ":" not in a]
+    switched = any(k.endswith(f"|{port}") for k in table(db, "VLAN_MEMBER"))
+    prefix = f"interfaces/{port}"
+    return {
+        f"{prefix}/mtu": int(fields.get("mtu", DEFAULT_MTU)),
+        f"{prefix}/address": ipv4[0] if ipv4 else None,
+        f"{prefix}/mode": "switched" if switched else "routed",
+        f"{prefix}/pfc_priorities": ",".join(map(str, pfc_priorities(db, port))),
+        f"{prefix}/description": str(fields.get("description", "")),
     }
-    if asn is None:
-        return out
-    af = table(db, "BGP_GLOBALS_AF").get("default|ipv4_unicast", {})
-    out["bgp/maximum_paths"] = int(af.get("max_ebgp_paths", "1"))
-    filters = table(db, "BGP_NEIGHBOR_AF")
-    for key, fields in table(db, "BGP_NEIGHBOR").items():
-        vrf, _, peer = key.rpartition("|")
-        if vrf not in ("", "default"):
-            continue
-        out[f"bgp/neighbors/{peer}/remote_as"] = int(fields["asn"])
-        maps = filters.get(f"default|{peer}|ipv4_unicast", {}).get("route_map_in") or [""]
-        out[f"bgp/neighbors/{peer}/inbound_filter"] = str(
-            maps[0] if isinstance(maps, list) else maps
-        )
-    return out
 
 
-def parse_config_db(db: Mapping[str, Any]) -> dict[str, Scalar]:
-    """config_db -> the flat settings it configures (see the module table)."""
+def _qos(spaces: Mapping[str, ConfigDb], ports: Mapping[str, str]) -> dict[str, Scalar]:
     out: dict[str, Scalar] = {}
-    hostname = table(db, "DEVICE_METADATA").get("localhost", {}).get("hostname")
-    if hostname is not None:
-        out["system/hostname"] = str(hostname)
-    ports = sorted((p for p in table(db, "PORT") if is_ethernet(p)), key=natural)
-    addresses: dict[str, str] = {}
-    for key in sorted(table(db, "INTERFACE")):
-        port, _, prefix = key.partition("|")
-        if prefix and port not in addresses:
-            addresses[port] = prefix
-    qos_map = table(db, "PORT_QOS_MAP")
-    for port in ports:
-        fields = table(db, "PORT")[port]
-        enabled = str(qos_map.get(port, {}).get("pfc_enable", ""))
-        priorities = sorted({int(p) for p in enabled.split(",") if p.strip()})
-        out[f"interfaces/{port}/mtu"] = int(fields.get("mtu", DEFAULT_MTU))
-        out[f"interfaces/{port}/address"] = addresses.get(port)
-        out[f"interfaces/{port}/pfc_priorities"] = ",".join(map(str, priorities))
-        out[f"interfaces/{port}/description"] = str(fields.get("description", ""))
-    dscp = table(db, "DSCP_TO_TC_MAP").get(dscp_map_name(db), {})
+    live = {p: s for p, s in ports.items() if active(spaces[s], p)}
+    maps = {(s, dscp_map_name(spaces[s], p)) for p, s in live.items()}
+    if not maps:
+        host = next(iter(spaces))
+        maps = {(host, dscp_map_name(spaces[host]))}
     for number in range(64):
-        out[f"qos/dscp/{number}"] = int(dscp[str(number)]) if str(number) in dscp else None
-    per_port = list(_port_qos(db, ports).values())
+        values = []
+        for space, name in sorted(maps):
+            value = table(spaces[space], "DSCP_TO_TC_MAP").get(name, {}).get(str(number))
+            values.append(None if value is None else int(value))
+        out[f"qos/dscp/{number}"] = common(values)
+    per_port = [ecn_of(spaces[s], p) for p, s in live.items()]
     for queue in range(8):
-        shared = common([p["ecn"].get(queue) for p in per_port])
+        shared = common([found.get(queue) for found in per_port])
         for index, field in enumerate(("kmin_kb", "kmax_kb", "pmax_percent")):
             out[f"qos/ecn/{queue}/{field}"] = None if shared is None else shared[index]
-    out["qos/pfc_headroom_kb"] = common([common(p["headroom"]) for p in per_port])
-    out["qos/pfc_xoff_kb"] = common([common(p["xoff"]) for p in per_port])
-    out.update(_bgp(db))
+    headroom = None
+    if buffer_model(spaces) == "static":
+        lossless = [(p, s) for p, s in live.items() if lossless_groups(spaces[s], p)]
+        headroom = common([_headroom(spaces[s], p) for p, s in lossless])
+    out["qos/pfc_headroom_kb"] = headroom
     return out
 
 
-def observed_state(version_text: str, db: Mapping[str, Any]) -> dict[str, Scalar]:
-    state = parse_config_db(db)
+def parse_running(data: Mapping[str, Any]) -> dict[str, Scalar]:
+    """``show runningconfiguration all`` -> the flat settings it configures."""
+    if not isinstance(data, Mapping):
+        raise TypeError("the running configuration is not a JSON object")
+    spaces = namespaces(data)
+    meta = metadata(spaces)
+    out: dict[str, Scalar] = {"system/buffer_model": buffer_model(spaces)}
+    if "hostname" in meta:
+        out["system/hostname"] = str(meta["hostname"])
+    ports = front_ports(spaces)
+    for port, space in ports.items():
+        out.update(_interfaces(spaces[space], port))
+    out.update(_qos(spaces, ports))
+    out.update(parse_bgp(spaces))
+    return out
+
+
+def observed_state(version_text: str, data: Mapping[str, Any]) -> dict[str, Scalar]:
+    state = parse_running(data)
     state.update(parse_version(version_text))
     return dict(sorted(state.items()))

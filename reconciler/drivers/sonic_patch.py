@@ -1,251 +1,326 @@
-"""Validated changes -> an RFC 6902 JSON patch of SONiC's config_db (pure).
+"""Validated changes -> the SONiC running configuration that holds them (pure), and
+from it the JSON patches ``config apply-patch`` takes (:mod:`.sonic_jsonpatch`).
 
-:func:`edit_config_db` writes the changes into a copy of the running config_db (read
-just before), :func:`json_patch` turns the difference into ``add`` / ``replace`` /
-``remove`` operations at table, key or field level, and :func:`apply_json_patch`
-applies such a patch locally so compare can parse what the candidate would hold.
+What ``config apply-patch`` accepts shapes every edit: its generic config updater
+validates the whole resulting config_db and, for buffer and WRED tables, allows only a
+few field replacements on known platforms (:mod:`.sonic_caps`). So plumb creates no
+profiles of its own:
 
-Fleet-wide QoS uses shared profiles plumb owns: ``WRED_PROFILE|PLUMB_ECN_Q<q>`` for
-every port's queue ``q`` and ``BUFFER_PROFILE|PLUMB_PG_LOSSLESS`` for every port's
-lossless priority groups (existing ``BUFFER_PG`` keys, else the port's PFC
-priorities), so one change moves all ports together. A table left empty is removed,
-as config_db holds no empty tables.
+- ECN of queue ``q``: the ``green_{min,max}_threshold`` (bytes) and
+  ``green_drop_probability`` of the ``WRED_PROFILE`` each active port's ``QUEUE|<p>|q``
+  already references; yellow and red thresholds are left alone. A profile shared by
+  queues that are meant to differ is refused.
+- PFC headroom: the ``xoff`` of the ``BUFFER_PROFILE`` the lossless priority groups
+  already reference (static buffer model only; lossy group 0 is never touched).
+- Addresses: only the port's IPv4 ``INTERFACE`` key moves; IPv6 keys stay.
+- BGP (:mod:`.sonic_bgp`): bgpcfgd mode writes ``DEVICE_METADATA|localhost``
+  ``bgp_asn`` and ``BGP_NEIGHBOR|<ip>``; frrcfgd mode the ``BGP_GLOBALS*`` and
+  ``BGP_NEIGHBOR*`` tables. A peer whose AS changes is deleted and re-added (bgpcfgd
+  never updates a live peer's AS), keeping the fields plumb does not own (``name``,
+  ``local_addr``, ``holdtime``...): :func:`patch_steps` returns the removal and the
+  re-add as two patches applied in turn.
+
+Every change is first checked against :func:`.sonic_caps.sonic_inexpressible` with the
+before-state (the plan refuses the same paths), then written in the namespace of the
+port (or of the peer's connected interface) it belongs to.
 """
 
 from __future__ import annotations
 
 import copy
+import ipaddress
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconciler.drivers.eos_parse import is_ethernet
 from reconciler.drivers.safevalues import ECN_FIELDS, SafeValues, Setting
-from reconciler.drivers.sonic_parse import ConfigDb, dscp_map_name, profile_name, table
+from reconciler.drivers.sonic_bgp import FRRCFGD, bgp_mode, peer_of
+from reconciler.drivers.sonic_caps import sonic_inexpressible
+from reconciler.drivers.sonic_jsonpatch import Patch, json_patch
+from reconciler.drivers.sonic_parse import (
+    active,
+    dscp_map_name,
+    front_ports,
+    headroom_profiles,
+    lossless_groups,
+    profile_name,
+    rows_of,
+)
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Scalar
 
-ECN_PROFILE = "PLUMB_ECN_Q{queue}"
-PG_PROFILE = "PLUMB_PG_LOSSLESS"
-DEFAULT_XON = "18432"
+_NAMESPACE = re.compile(r"^(?:localhost|asic[0-9]+)$")
+GREEN = ("green_min_threshold", "green_max_threshold", "green_drop_probability")
 
 
-def pointer(*tokens: str) -> str:
-    """An RFC 6901 JSON pointer (``~`` and ``/`` escaped)."""
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+def views(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The namespaces of a running configuration, as live references into ``doc``."""
+    if doc and "localhost" in doc and all(_NAMESPACE.match(k) for k in doc):
+        return {name: db for name, db in doc.items()}
+    return {"": doc}
 
 
 class Editor:
-    """Edits one device's config_db copy from its before-state and the changes."""
+    """Edits a copy of one device's running configuration from its before-state."""
 
-    def __init__(self, device: str, db: Mapping[str, Any], before: Mapping[str, Scalar]) -> None:
+    def __init__(self, device: str, data: Mapping[str, Any], before: Mapping[str, Scalar]) -> None:
         self.device = device
         self.values = SafeValues(device)
-        self.db: ConfigDb = copy.deepcopy(dict(db))
+        self.doc: dict[str, Any] = copy.deepcopy(dict(data))
+        self.spaces = views(self.doc)
         self.before = before
-        self.ports = [p for p in table(db, "PORT") if is_ethernet(p)]
+        self.ports = front_ports(self.spaces)
+        self.mode = bgp_mode(self.spaces)
+        self.readd: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def row(self, name: str, key: str) -> dict[str, Any]:
-        rows: dict[str, Any] = self.db.setdefault(name, {})
-        found: dict[str, Any] = rows.setdefault(key, {})
-        return found
+    def refuse(self, path: str, why: str) -> ConfigRejected:
+        return ConfigRejected(self.device, f"{path}: {why}")
 
     def _after(self, path: str, changed: Mapping[str, Setting]) -> int | str | None:
         if path in changed:
             return changed[path].value
         return self.values.setting(path, self.before.get(path)).value
 
-    def apply(self, settings: Sequence[Setting]) -> ConfigDb:
+    def _live(self) -> dict[str, str]:
+        return {p: s for p, s in self.ports.items() if active(self.spaces[s], p)}
+
+    def apply(self, settings: Sequence[Setting]) -> dict[str, Any]:
+        for setting in settings:
+            reason = sonic_inexpressible(setting.path, self.before)
+            if reason is not None:
+                raise self.refuse(setting.path, reason)
         changed = {s.path: s for s in settings}
         for setting in settings:
             self._one(setting)
-        queues = sorted({int(s.subject) for s in settings if s.kind.startswith("ecn_")})
-        for queue in queues:
+        for queue in sorted({int(s.subject) for s in settings if s.kind.startswith("ecn_")}):
             self._ecn(queue, changed)
-        if {"qos/pfc_headroom_kb", "qos/pfc_xoff_kb"} & set(changed):
-            self._buffers(changed)
-        return {name: rows for name, rows in self.db.items() if rows}
+        if "qos/pfc_headroom_kb" in changed:
+            self._headroom(changed["qos/pfc_headroom_kb"])
+        for db in self.spaces.values():
+            for name in [n for n, rows in db.items() if rows == {}]:
+                del db[name]
+        return self.doc
 
-    def _port(self, setting: Setting) -> str:
-        if setting.subject not in self.ports:
-            raise ConfigRejected(self.device, f"{setting.path}: no port {setting.subject} in PORT")
-        return setting.subject
+    def _port(self, s: Setting) -> dict[str, Any]:
+        if s.subject not in self.ports:
+            raise self.refuse(s.path, f"no front-panel port {s.subject} in PORT")
+        return self.spaces[self.ports[s.subject]]
 
     def _one(self, s: Setting) -> None:
-        value = s.value
         if s.kind == "mtu":
-            self._field("PORT", self._port(s), "mtu", None if value is None else str(value))
+            value = None if s.value is None else str(s.value)
+            set_field(self._port(s), "PORT", s.subject, "mtu", value)
         elif s.kind == "address":
-            port = self._port(s)
-            interfaces = self.db.setdefault("INTERFACE", {})
-            for key in [k for k in interfaces if k.startswith(f"{port}|")]:
-                del interfaces[key]
-            if value is None:
-                if interfaces.get(port) == {}:
-                    del interfaces[port]
-            else:
-                interfaces.setdefault(port, {})
-                interfaces[f"{port}|{value}"] = {}
+            self._address(s)
         elif s.kind == "pfc_priorities":
-            self._field("PORT_QOS_MAP", self._port(s), "pfc_enable", value or None)
+            set_field(self._port(s), "PORT_QOS_MAP", s.subject, "pfc_enable", s.value or None)
         elif s.kind == "dscp":
             self._dscp(s)
         elif s.kind in ("asn", "router_id", "maximum_paths", "remote_as", "inbound_filter"):
             self._bgp(s)
+        elif s.kind not in ("nos_version", "pfc_headroom_kb") and not s.kind.startswith("ecn_"):
+            raise self.refuse(s.path, "not writable on SONiC")
 
-    def _field(self, name: str, key: str, field: str, value: Any) -> None:
-        """Set (or with None remove) one field; drop the key once it is empty."""
-        rows = self.db.setdefault(name, {})
-        if value is None:
-            rows.get(key, {}).pop(field, None)
-            if key in rows and not rows[key]:
-                del rows[key]
-        else:
-            rows.setdefault(key, {})[field] = value
+    def _address(self, s: Setting) -> None:
+        """Replace the port's IPv4 address; its IPv6 addresses stay."""
+        interfaces = self._port(s).setdefault("INTERFACE", {})
+        keys = [k for k in interfaces if k.startswith(f"{s.subject}|")]
+        for key in keys:
+            if ":" not in key.partition("|")[2]:
+                del interfaces[key]
+        if s.value is not None:
+            interfaces.setdefault(s.subject, {})
+            interfaces[f"{s.subject}|{s.value}"] = {}
+        elif interfaces.get(s.subject) == {} and not any(
+            k.startswith(f"{s.subject}|") for k in interfaces
+        ):
+            del interfaces[s.subject]
 
     def _dscp(self, s: Setting) -> None:
-        name = dscp_map_name(self.db)
-        created = name not in table(self.db, "DSCP_TO_TC_MAP")
-        self._field("DSCP_TO_TC_MAP", name, s.subject, None if s.value is None else str(s.value))
-        if created:
-            for port in self.ports:
-                self._field("PORT_QOS_MAP", port, "dscp_to_tc_map", name)
+        live = self._live() or dict.fromkeys(self.ports, next(iter(self.spaces)))
+        value = None if s.value is None else str(s.value)
+        for port, space in live.items():
+            db = self.spaces[space]
+            name = dscp_map_name(db, port)
+            if "dscp_to_tc_map" not in db.get("PORT_QOS_MAP", {}).get(port, {}):
+                set_field(db, "PORT_QOS_MAP", port, "dscp_to_tc_map", name)
+            set_field(db, "DSCP_TO_TC_MAP", name, s.subject, value)
 
     def _ecn(self, queue: int, changed: Mapping[str, Setting]) -> None:
-        kmin, kmax, pmax = (self._after(f"qos/ecn/{queue}/{f}", changed) for f in ECN_FIELDS)
-        name = ECN_PROFILE.format(queue=queue)
-        if kmin is None and kmax is None and pmax is None:
-            for port in self.ports:
-                self._field("QUEUE", f"{port}|{queue}", "wred_profile", None)
-            return
-        if not (isinstance(kmin, int) and isinstance(kmax, int) and isinstance(pmax, int)):
-            raise ConfigRejected(
-                self.device, f"qos/ecn/{queue}: kmin_kb, kmax_kb and pmax_percent are set together"
+        path = f"qos/ecn/{queue}"
+        want = [self._after(f"{path}/{f}", changed) for f in ECN_FIELDS]
+        if not all(isinstance(v, int) for v in want):
+            raise self.refuse(
+                path,
+                "kmin_kb, kmax_kb and pmax_percent are set together; SONiC keeps ECN "
+                "in the queue's WRED profile, which plumb edits but never removes",
             )
+        kmin, kmax, pmax = (int(v) for v in want if isinstance(v, int))
         if kmin > kmax:
-            raise ConfigRejected(self.device, f"qos/ecn/{queue}: kmin_kb {kmin} > kmax_kb")
-        self.db.setdefault("WRED_PROFILE", {})[name] = {
-            "ecn": "ecn_all",
-            "wred_green_enable": "true",
-            "green_min_threshold": str(kmin * 1024),
-            "green_max_threshold": str(kmax * 1024),
-            "green_drop_probability": str(pmax),
-        }
-        for port in self.ports:
-            self._field("QUEUE", f"{port}|{queue}", "wred_profile", name)
+            raise self.refuse(path, f"kmin_kb {kmin} > kmax_kb {kmax}")
+        profiles = self._wred_profiles(queue, path)
+        for (space, name), queues in profiles.items():
+            for other in sorted(queues - {queue}):
+                theirs = [self._after(f"qos/ecn/{other}/{f}", changed) for f in ECN_FIELDS]
+                if theirs != want:
+                    raise self.refuse(
+                        path, f"WRED profile {name} also serves queue {other}, meant to differ"
+                    )
+            fields = dict(zip(GREEN, (str(kmin * 1024), str(kmax * 1024), str(pmax)), strict=True))
+            self.spaces[space]["WRED_PROFILE"][name].update(fields)
 
-    def _buffers(self, changed: Mapping[str, Setting]) -> None:
-        headroom = self._after("qos/pfc_headroom_kb", changed)
-        xoff = self._after("qos/pfc_xoff_kb", changed)
-        groups = table(self.db, "BUFFER_PG")
-        if headroom is None and xoff is None:
-            for key in [k for k in groups if k.partition("|")[0] in self.ports]:
-                del groups[key]
-            return
-        old = table(self.db, "BUFFER_PROFILE")
-        xon = DEFAULT_XON
-        for fields in groups.values():
-            previous = old.get(profile_name(str(fields.get("profile", ""))), {})
-            xon = str(previous.get("xon", xon))
-        profile = {"pool": "ingress_lossless_pool", "xon": xon, "size": xon}
-        if headroom is not None:
-            profile["xoff"] = str(int(headroom) * 1024)
-        if xoff is None:
-            profile["dynamic_th"] = "0"
-        else:
-            profile["static_th"] = str(int(xoff) * 1024)
-        self.db.setdefault("BUFFER_PROFILE", {})[PG_PROFILE] = profile
-        for port in self.ports:
-            keys = [k for k in groups if k.partition("|")[0] == port]
-            for key in keys or [f"{port}|{self._lossless_groups(port, changed)}"]:
-                self.row("BUFFER_PG", key)["profile"] = PG_PROFILE
+    def _wred_profiles(self, queue: int, path: str) -> dict[tuple[str, str], set[int]]:
+        """The WRED profiles queue ``queue`` of the active ports uses -> every queue
+        (of any port) that uses each of them."""
+        found: dict[tuple[str, str], set[int]] = {}
+        live = self._live()
+        for port, space in live.items():
+            reference = (
+                rows_of(self.spaces[space], "QUEUE", port).get(queue, {}).get("wred_profile")
+            )
+            if reference is None:
+                raise self.refuse(
+                    path, f"queue {queue} of {port} has no WRED profile; plumb creates none"
+                )
+            found[(space, profile_name(str(reference)))] = set()
+        for port, space in live.items():
+            for number, row in rows_of(self.spaces[space], "QUEUE", port).items():
+                key = (space, profile_name(str(row.get("wred_profile", ""))))
+                if key in found:
+                    found[key].add(number)
+        if not found:
+            raise self.refuse(path, "no active port (with QUEUE rows) to carry it")
+        return found
 
-    def _lossless_groups(self, port: str, changed: Mapping[str, Setting]) -> str:
-        """A port's lossless priority groups: its PFC priorities (3 when it has none)."""
-        path = f"interfaces/{port}/pfc_priorities"
-        wanted = self.values.priorities(self._after(path, changed) or "3", path)
-        low, high = min(wanted), max(wanted)
-        return str(low) if low == high else f"{low}-{high}"
+    def _headroom(self, s: Setting) -> None:
+        if s.value is None:
+            raise self.refuse(s.path, "a lossless priority group always has headroom")
+        names: set[tuple[str, str]] = set()
+        for port, space in self._live().items():
+            db = self.spaces[space]
+            if not lossless_groups(db, port):
+                continue
+            for name in headroom_profiles(db, port):
+                if name is None:
+                    raise self.refuse(s.path, f"a lossless priority group of {port} has no profile")
+                names.add((space, name))
+        if not names:
+            raise self.refuse(s.path, "no port has lossless priority groups")
+        for space, name in sorted(names):
+            self.spaces[space]["BUFFER_PROFILE"][name]["xoff"] = str(int(s.value) * 1024)
+
+    # -- BGP ---------------------------------------------------------------------------
+
+    def _bgp_spaces(self) -> list[str]:
+        return [s for s in self.spaces if s != "localhost" or len(self.spaces) == 1]
+
+    def _peer_space(self, peer: str, path: str) -> str:
+        for space in self._bgp_spaces():
+            for key in self.spaces[space].get("BGP_NEIGHBOR", {}):
+                if peer_of(key)[1] == peer:
+                    return space
+        address = ipaddress.ip_address(peer)
+        for space in self._bgp_spaces():
+            for key in self.spaces[space].get("INTERFACE", {}):
+                prefix = key.partition("|")[2]
+                if prefix and address in ipaddress.ip_interface(prefix).network:
+                    return space
+        if len(self._bgp_spaces()) == 1:
+            return self._bgp_spaces()[0]
+        raise self.refuse(path, f"no interface of this switch reaches {peer}")
 
     def _bgp(self, s: Setting) -> None:
         running = self.values.setting("bgp/asn", self.before.get("bgp/asn")).value
-        if s.kind == "asn" and s.value is None:
-            for name in ("BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF"):
-                self.db.pop(name, None)
-            self._field("DEVICE_METADATA", "localhost", "bgp_asn", None)
-        elif s.kind == "asn":
-            if running is not None and s.value != running:
-                raise ConfigRejected(
-                    self.device,
-                    f"bgp/asn: BGP runs as AS {running}; the AS is not changed in place",
-                )
-            self._field("BGP_GLOBALS", "default", "local_asn", str(s.value))
-            self._field("DEVICE_METADATA", "localhost", "bgp_asn", str(s.value))
-        elif s.kind == "router_id":
-            self._field("BGP_GLOBALS", "default", "router_id", s.value)
-        elif s.kind == "maximum_paths":
-            paths = None if s.value is None else str(s.value)
-            self._field("BGP_GLOBALS_AF", "default|ipv4_unicast", "max_ebgp_paths", paths)
+        if s.kind == "asn":
+            if running is not None and s.value is not None and s.value != running:
+                raise self.refuse(s.path, f"BGP runs as AS {running}; not changed in place")
+            for space in self._bgp_spaces():
+                self._asn(self.spaces[space], s.value)
         elif s.kind == "remote_as":
-            peers = table(self.db, "BGP_NEIGHBOR")
-            key = f"default|{s.subject}" if f"default|{s.subject}" in peers else s.subject
-            if s.value is None:
-                peers.pop(key, None)
-                table(self.db, "BGP_NEIGHBOR_AF").pop(f"default|{s.subject}|ipv4_unicast", None)
+            self._neighbor(s)
+        elif s.kind == "inbound_filter":  # frrcfgd only (sonic_caps refuses it otherwise)
+            db = self.spaces[self._peer_space(s.subject, s.path)]
+            key = f"default|{s.subject}|ipv4_unicast"
+            set_field(db, "BGP_NEIGHBOR_AF", key, "route_map_in", [s.value] if s.value else None)
+        else:  # router_id, maximum_paths: frrcfgd only
+            db = self.spaces[self._bgp_spaces()[0]]
+            value = None if s.value is None else str(s.value)
+            if s.kind == "router_id":
+                set_field(db, "BGP_GLOBALS", "default", "router_id", value)
             else:
-                self.row("BGP_NEIGHBOR", key).update(asn=str(s.value), admin_status="up")
-        elif s.kind == "inbound_filter":
-            af = f"default|{s.subject}|ipv4_unicast"
-            self._field("BGP_NEIGHBOR_AF", af, "route_map_in", [s.value] if s.value else None)
+                set_field(db, "BGP_GLOBALS_AF", "default|ipv4_unicast", "max_ebgp_paths", value)
 
-
-def edit_config_db(
-    device: str, db: Mapping[str, Any], before: Mapping[str, Scalar], settings: Sequence[Setting]
-) -> ConfigDb:
-    """The config_db that holds ``before`` plus ``settings`` (NOS versions excluded)."""
-    return Editor(device, db, before).apply([s for s in settings if s.kind != "nos_version"])
-
-
-def json_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """add/replace/remove operations taking ``old`` to ``new`` (table/key/field level)."""
-    ops: list[dict[str, Any]] = []
-    for name in sorted(set(old) | set(new)):
-        if name not in new:
-            ops.append({"op": "remove", "path": pointer(name)})
-        elif name not in old:
-            ops.append({"op": "add", "path": pointer(name), "value": new[name]})
+    def _asn(self, db: dict[str, Any], asn: int | str | None) -> None:
+        value = None if asn is None else str(asn)
+        if asn is None:
+            for name in ("BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF"):
+                db.pop(name, None)
+        if self.mode == FRRCFGD:
+            set_field(db, "BGP_GLOBALS", "default", "local_asn", value)
         else:
-            for key in sorted(set(old[name]) | set(new[name])):
-                was, now = old[name].get(key), new[name].get(key)
-                if now is None:
-                    ops.append({"op": "remove", "path": pointer(name, key)})
-                elif was is None:
-                    ops.append({"op": "add", "path": pointer(name, key), "value": now})
-                else:
-                    for field in sorted(set(was) | set(now)):
-                        path = pointer(name, key, field)
-                        if field not in now:
-                            ops.append({"op": "remove", "path": path})
-                        elif field not in was:
-                            ops.append({"op": "add", "path": path, "value": now[field]})
-                        elif was[field] != now[field]:
-                            ops.append({"op": "replace", "path": path, "value": now[field]})
-    return ops
+            set_field(db, "DEVICE_METADATA", "localhost", "bgp_asn", value)
+
+    def _neighbor(self, s: Setting) -> None:
+        space = self._peer_space(s.subject, s.path)
+        peers = self.spaces[space].setdefault("BGP_NEIGHBOR", {})
+        key = next((k for k in peers if peer_of(k)[1] == s.subject), None)
+        if s.value is None:
+            if key is not None:
+                del peers[key]
+            self.spaces[space].get("BGP_NEIGHBOR_AF", {}).pop(
+                f"default|{s.subject}|ipv4_unicast", None
+            )
+            return
+        if key is not None:
+            row = dict(peers[key]) | {"asn": str(s.value)}
+            self.readd[(space, key)] = row
+            peers[key] = row
+            return
+        key = f"default|{s.subject}" if self.mode == FRRCFGD else s.subject
+        row = {"asn": str(s.value), "admin_status": "up"}
+        local = self._local_address(space, s.subject)
+        if local is not None and self.mode != FRRCFGD:
+            row |= {"local_addr": local, "name": s.subject}
+        peers[key] = row
+
+    def _local_address(self, space: str, peer: str) -> str | None:
+        address = ipaddress.ip_address(peer)
+        for key in self.spaces[space].get("INTERFACE", {}):
+            prefix = key.partition("|")[2]
+            if prefix and address in ipaddress.ip_interface(prefix).network:
+                return str(ipaddress.ip_interface(prefix).ip)
+        return None
 
 
-def apply_json_patch(db: Mapping[str, Any], patch: Sequence[Mapping[str, Any]]) -> ConfigDb:
-    """``db`` with add/replace/remove operations on object members applied."""
-    result: ConfigDb = copy.deepcopy(dict(db))
-    for op in patch:
-        tokens = [t.replace("~1", "/").replace("~0", "~") for t in op["path"].split("/")[1:]]
-        parent: Any = result
-        for token in tokens[:-1]:
-            parent = parent[token]
-        if op["op"] == "remove":
-            del parent[tokens[-1]]
-        elif op["op"] in ("add", "replace"):
-            if op["op"] == "replace" and tokens[-1] not in parent:
-                raise KeyError(op["path"])
-            parent[tokens[-1]] = copy.deepcopy(op["value"])
-        else:
-            raise ValueError(f"unsupported patch operation {op['op']!r}")
-    return result
+def set_field(db: dict[str, Any], name: str, key: str, field: str, value: Any) -> None:
+    """Set (or with None remove) one field; drop the key once it is empty."""
+    rows = db.setdefault(name, {})
+    if value is None:
+        rows.get(key, {}).pop(field, None)
+        if key in rows and not rows[key]:
+            del rows[key]
+    else:
+        rows.setdefault(key, {})[field] = value
+
+
+def patch_steps(
+    device: str, data: Mapping[str, Any], before: Mapping[str, Scalar], settings: Sequence[Setting]
+) -> list[Patch]:
+    """The patches taking the running configuration ``data`` to one that holds
+    ``settings``: one, or two when a peer is deleted and re-added (empty ones dropped)."""
+    editor = Editor(device, data, before)
+    after = editor.apply(settings)
+    if not editor.readd:
+        return [p for p in [json_patch(data, after)] if p]
+    middle = copy.deepcopy(after)
+    spaces = views(middle)
+    for space, key in editor.readd:
+        spaces[space]["BGP_NEIGHBOR"].pop(key)
+    return [p for p in (json_patch(data, middle), json_patch(middle, after)) if p]
+
+
+def edit_running(
+    device: str, data: Mapping[str, Any], before: Mapping[str, Scalar], settings: Sequence[Setting]
+) -> dict[str, Any]:
+    """The running configuration that holds ``before`` plus ``settings``."""
+    return Editor(device, data, before).apply(settings)

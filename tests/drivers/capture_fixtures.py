@@ -1,4 +1,5 @@
-"""Capture the parsers' golden fixtures from the switch simulator over real SSH.
+"""Capture the EOS parsers' golden fixtures from the switch simulator over real SSH
+(the SONiC fixtures are written by hand from SONiC's documented formats).
 
     python -m tests.drivers.capture_fixtures
 
@@ -120,25 +121,6 @@ def capture_eos(sim: SwitchSim, case: str, state: SwitchState) -> None:
     conn.disconnect()
 
 
-def capture_sonic(sim: SwitchSim, case: str, state: SwitchState) -> None:
-    name = f"sonic-{case}"
-    sim.add_device(DeviceSpec(name=name, dialect="sonic", initial=state))
-    conn = _connect(sim, name, "linux")
-    flat = flat_from_state(state)
-    db = json.loads(str(conn.send_command("show runningconfiguration all")))
-    _save(ROOT / "sonic/show_runningconfiguration_all" / case, "output.json", db)
-    keep = lambda p: p not in CONFIG_SKIP  # noqa: E731
-    _save(ROOT / "sonic/show_runningconfiguration_all" / case, "expected.json", _pick(flat, keep))
-    text = str(conn.send_command("show version"))
-    _save(ROOT / "sonic/show_version" / case, "output.txt", text)
-    serial = next(
-        line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Serial")
-    )
-    expected = _pick(flat, lambda p: p in ("system/nos_version", "system/model"))
-    _save(ROOT / "sonic/show_version" / case, "expected.json", expected | {"system/serial": serial})
-    conn.disconnect()
-
-
 DIFF_CASES: dict[str, list[str]] = {
     "mtu-and-ecn": [
         "interface Ethernet1",
@@ -193,7 +175,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, SwitchSim(Path(tmp)) as sim:
         for case, make in CASES.items():
             capture_eos(sim, case, make("eos"))
-            capture_sonic(sim, case, make("sonic"))
         capture_diffs(sim)
 
 

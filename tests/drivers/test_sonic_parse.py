@@ -1,5 +1,6 @@
-"""The SONiC parsers and the JSON-patch builder, against golden fixtures captured from
-the switch simulator (``tests/fixtures/sonic/<command>/<case>/``)."""
+"""The SONiC parsers, patch builder and capability rules, on fixtures written from
+SONiC's documented formats (sample config_db files, FRR running configs, ``show
+version``): ``tests/fixtures/sonic/<command>/<case>/``."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.drivers.safevalues import SafeValues
-from reconciler.drivers.sonic_parse import parse_config_db, parse_version
-from reconciler.drivers.sonic_patch import apply_json_patch, edit_config_db, json_patch, pointer
+from reconciler.drivers.sonic_caps import asic_family, sonic_inexpressible
+from reconciler.drivers.sonic_jsonpatch import apply_json_patch, pointer
+from reconciler.drivers.sonic_parse import parse_running, parse_version
+from reconciler.drivers.sonic_patch import patch_steps
 from reconciler.errors import ConfigRejected
+from reconciler.settings import Scalar
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sonic"
-ORION = FIXTURES / "show_runningconfiguration_all" / "orion-leaf" / "output.json"
+RUNNING = FIXTURES / "show_runningconfiguration_all"
 
 
 def cases(command: str) -> list[Path]:
@@ -28,61 +32,233 @@ def load(folder: Path, name: str) -> Any:
     return json.loads((folder / name).read_text())
 
 
+def running(case: str) -> dict[str, Any]:
+    data: dict[str, Any] = load(RUNNING / case, "output.json")
+    return data
+
+
 @pytest.mark.parametrize("case", cases("show_runningconfiguration_all"), ids=lambda p: p.name)
-def test_config_db(case: Path) -> None:
-    """config_db JSON gives ports, QoS (aggregated over ports) and BGP."""
-    assert parse_config_db(load(case, "output.json")) == load(case, "expected.json")
+def test_running_configuration(case: Path) -> None:
+    """config_db JSON (single or multi-ASIC) gives ports, QoS over active ports and BGP."""
+    assert parse_running(load(case, "output.json")) == load(case, "expected.json")
 
 
 @pytest.mark.parametrize("case", cases("show_version"), ids=lambda p: p.name)
 def test_show_version(case: Path) -> None:
-    """``show version`` text gives the version without its ``SONiC.`` prefix."""
+    """``show version``: the branch is the NOS version, the whole string the build."""
     assert parse_version((case / "output.txt").read_text()) == load(case, "expected.json")
 
 
-def edit(db: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"PORT": ["Ethernet0"]},
+        {"PORT": {"Ethernet0": {"mtu": "big"}}},
+        {"PORT": {"Ethernet0": {}}, "QUEUE": {"Ethernet0|3": {"wred_profile": "MISSING"}}},
+        {"DEVICE_METADATA": {"localhost": {"bgp_asn": "65100"}}, "BGP_NEIGHBOR": {"x": {}}},
+        {"localhost": {}, "asic0": "not an object"},
+    ],
+)
+def test_malformed_configuration_raises(broken: dict[str, Any]) -> None:
+    """Wrong types and dangling references raise, for the driver to make a device error."""
+    with pytest.raises((ValueError, KeyError, TypeError)):
+        parse_running(broken)
+
+
+def test_a_version_line_is_required() -> None:
+    """A ``show version`` without the software version line is refused."""
+    with pytest.raises(ValueError, match="SONiC software version"):
+        parse_version("Platform: x86_64\nHwSKU: ACS-MSN2700\n")
+
+
+def steps(
+    data: dict[str, Any], changes: dict[str, Scalar], **before: Scalar
+) -> list[list[dict[str, Any]]]:
     values = SafeValues("leaf-r1")
-    settings_ = [values.setting(p, v) for p, v in changes.items()]
-    return edit_config_db("leaf-r1", db, parse_config_db(db), settings_)
+    state = parse_running(data) | {"system/model": "Mellanox-SN4700-O32"}
+    state |= {k.replace("__", "/"): v for k, v in before.items()}
+    return patch_steps("leaf-r1", data, state, [values.setting(p, v) for p, v in changes.items()])
+
+
+def applied(data: dict[str, Any], patches: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    for patch in patches:
+        data = apply_json_patch(data, patch)
+    return data
+
+
+def moved(data: dict[str, Any], changes: dict[str, Scalar]) -> dict[str, Scalar]:
+    before = parse_running(data)
+    after = parse_running(applied(data, steps(data, changes)))
+    return {p: after.get(p) for p in set(before) | set(after) if before.get(p) != after.get(p)}
 
 
 def test_a_patch_changes_exactly_the_requested_paths() -> None:
-    """edit -> json_patch -> apply_json_patch -> parse differs from before only as asked."""
-    db = json.loads(ORION.read_text())
-    changes = {
-        "interfaces/Ethernet3/mtu": 9000,
-        "interfaces/Ethernet4/address": "192.0.2.0/31",
-        "interfaces/Ethernet5/pfc_priorities": "3,4",
+    """edit -> patch -> apply -> parse differs from before only as asked."""
+    data = running("static-202405")
+    changes: dict[str, Scalar] = {
+        "interfaces/Ethernet0/mtu": 9000,
+        "interfaces/Ethernet8/address": "192.0.2.0/31",
+        "interfaces/Ethernet24/pfc_priorities": "3",
         "qos/dscp/48": 5,
-        "qos/ecn/3/kmin_kb": 180,
-        "qos/pfc_xoff_kb": 380,
-        "bgp/maximum_paths": 32,
-        "bgp/neighbors/10.0.0.144/inbound_filter": "",
-        "bgp/neighbors/10.9.9.9/remote_as": 65123,
+        "qos/ecn/3/kmin_kb": 900,
+        "qos/ecn/4/kmin_kb": 900,
+        "qos/pfc_headroom_kb": 180,
+        "bgp/neighbors/10.0.0.3/remote_as": 64700,
     }
-    patch = json_patch(db, edit(db, changes))
-    before = parse_config_db(db)
-    after = parse_config_db(apply_json_patch(db, patch))
-    moved = {p: after.get(p) for p in set(before) | set(after) if before.get(p) != after.get(p)}
-    assert moved == changes | {"bgp/neighbors/10.9.9.9/inbound_filter": ""}
+    assert moved(data, changes) == changes
 
 
-def test_nothing_to_change_is_an_empty_patch() -> None:
-    """Writing the values a switch already holds produces no operation."""
-    db = json.loads(ORION.read_text())
-    state = parse_config_db(db)
-    assert json_patch(db, edit(db, {"bgp/maximum_paths": state["bgp/maximum_paths"]})) == []
+def test_an_ipv4_change_keeps_the_ipv6_addresses() -> None:
+    """Only the IPv4 INTERFACE key moves; the port's IPv6 key stays."""
+    data = running("static-202405")
+    [patch] = steps(data, {"interfaces/Ethernet0/address": "192.0.2.0/31"})
+    assert {(op["op"], op["path"]) for op in patch} == {
+        ("remove", pointer("INTERFACE", "Ethernet0|10.0.0.0/31")),
+        ("add", pointer("INTERFACE", "Ethernet0|192.0.2.0/31")),
+    }
+    assert "Ethernet0|fc00::1/126" in applied(data, [patch])["INTERFACE"]
 
 
-def test_changing_the_as_of_running_bgp_is_refused() -> None:
-    """The AS number of a running BGP instance is never changed in place."""
-    with pytest.raises(ConfigRejected, match="bgp/asn"):
-        edit(json.loads(ORION.read_text()), {"bgp/asn": 65999})
+def test_ecn_replaces_green_fields_of_the_referenced_profile() -> None:
+    """ECN is three field replacements on the lossless queues' own WRED profile."""
+    data = running("static-202405")
+    change = {"qos/ecn/3/kmin_kb": 512, "qos/ecn/4/kmin_kb": 512}
+    [patch] = steps(data, change)
+    assert patch == [
+        {
+            "op": "replace",
+            "path": "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold",
+            "value": str(512 * 1024),
+        }
+    ]
+
+
+def test_a_profile_shared_by_queues_meant_to_differ_is_refused() -> None:
+    """Queues 3 and 4 share AZURE_LOSSLESS: moving one alone cannot be expressed."""
+    with pytest.raises(ConfigRejected, match="also serves queue 4"):
+        steps(running("static-202405"), {"qos/ecn/3/kmin_kb": 512})
+
+
+def test_headroom_replaces_xoff_of_the_lossless_profile_only() -> None:
+    """Headroom is the lossless PG profiles' xoff; lossy PG 0's profile is untouched."""
+    data = running("static-202205")
+    [patch] = steps(data, {"qos/pfc_headroom_kb": 200})
+    assert sorted(op["path"] for op in patch) == [
+        "/BUFFER_PROFILE/pg_lossless_100000_300m_profile/xoff",
+        "/BUFFER_PROFILE/pg_lossless_100000_5m_profile/xoff",
+    ]
+    assert {op["op"] for op in patch} == {"replace"}
+
+
+def test_a_peer_whose_as_changes_is_removed_then_re_added_with_its_fields() -> None:
+    """Two patches: remove the peer, then add it back with name, local_addr... kept."""
+    data = running("static-202405")
+    first, second = steps(data, {"bgp/neighbors/10.0.0.1/remote_as": 64999})
+    assert first == [{"op": "remove", "path": "/BGP_NEIGHBOR/10.0.0.1"}]
+    assert second == [
+        {
+            "op": "add",
+            "path": "/BGP_NEIGHBOR/10.0.0.1",
+            "value": data["BGP_NEIGHBOR"]["10.0.0.1"] | {"asn": "64999"},
+        }
+    ]
+
+
+def test_a_new_peer_gets_its_local_address_from_the_connected_interface() -> None:
+    """bgpcfgd wants local_addr: the interface address on the peer's subnet."""
+    data = running("static-202405")
+    [patch] = steps(data, {"bgp/neighbors/10.0.0.7/remote_as": 64601})
+    assert patch[0]["value"] == {
+        "asn": "64601",
+        "admin_status": "up",
+        "local_addr": "10.0.0.6",
+        "name": "10.0.0.7",
+    }
+
+
+def test_multi_asic_writes_use_namespaced_paths() -> None:
+    """A port's settings and a peer live in their ASIC namespace: /asic1/..."""
+    data = running("multiasic-202405")
+    [patch] = steps(data, {"interfaces/Ethernet8/mtu": 9000})
+    assert patch == [{"op": "replace", "path": "/asic1/PORT/Ethernet8/mtu", "value": "9000"}]
+    first, _ = steps(data, {"bgp/neighbors/10.0.0.3/remote_as": 64999})
+    assert first == [{"op": "remove", "path": "/asic1/BGP_NEIGHBOR/10.0.0.3"}]
+
+
+def test_frrcfgd_mode_writes_router_id_paths_and_route_maps() -> None:
+    """In frrcfgd mode router-id, maximum-paths and inbound maps are config_db fields."""
+    data = running("frrcfgd-202405")
+    changes: dict[str, Scalar] = {
+        "bgp/router_id": "10.1.0.99",
+        "bgp/maximum_paths": 32,
+        "bgp/neighbors/10.0.0.1/inbound_filter": "OTHER-IN",
+    }
+    assert moved(data, changes) == changes
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "value", "reason"),
+    [
+        ("static-202405", "bgp/router_id", "10.1.0.9", "bgpcfgd"),
+        ("static-202405", "bgp/neighbors/10.0.0.1/inbound_filter", "X", "bgpcfgd"),
+        ("static-202405", "qos/pfc_xoff_kb", 100, "pause threshold"),
+        ("dynamic-202405", "qos/pfc_headroom_kb", 100, "dynamic buffer model"),
+    ],
+)
+def test_stage_refuses_what_the_platform_cannot_express(
+    case: str, path: str, value: Scalar, reason: str
+) -> None:
+    """The same rule as the plan refuses the path before any patch is built."""
+    with pytest.raises(ConfigRejected, match=reason):
+        steps(running(case), {path: value})
+
+
+def test_nothing_to_change_is_no_patch() -> None:
+    """Writing the values a switch already holds produces no patch at all."""
+    data = running("static-202405")
+    assert steps(data, {"interfaces/Ethernet0/mtu": 9100, "qos/pfc_headroom_kb": 162}) == []
 
 
 def test_pointers_escape_slashes() -> None:
     """Keys such as ``Ethernet0|10.0.0.0/31`` become valid JSON pointers."""
     assert pointer("INTERFACE", "Ethernet0|10.0.0.0/31") == "/INTERFACE/Ethernet0|10.0.0.0~131"
+
+
+@pytest.mark.parametrize(
+    ("hwsku", "family"),
+    [
+        ("Mellanox-SN4700-O32", "spc3"),
+        ("ACS-MSN2700", "spc1"),
+        ("Arista-7060CX-32S-C32-T1", "th"),
+        ("DS5000", None),
+    ],
+)
+def test_asic_family_follows_the_updater(hwsku: str, family: str | None) -> None:
+    """Spectrum by exact HwSKU, Broadcom by contained name, else unknown."""
+    assert asic_family(hwsku) == family
+
+
+@pytest.mark.parametrize(
+    ("observed", "refused"),
+    [
+        ({"system/model": "Mellanox-SN4700-O32", "system/nos_build": "SONiC.202405.1-ab"}, False),
+        ({"system/model": "ACS-MSN4700", "system/nos_build": "SONiC.20220532.70"}, False),
+        ({"system/model": "ACS-MSN4700", "system/nos_build": "SONiC.20220132.70"}, True),
+        ({"system/model": "Force10-S6000", "system/nos_build": "SONiC.202405.1-ab"}, True),
+        ({"system/model": "DS5000", "system/nos_build": "SONiC.202405.1-ab"}, True),
+    ],
+)
+def test_headroom_follows_the_updater_platform_table(
+    observed: dict[str, Scalar], refused: bool
+) -> None:
+    """xoff is replaceable only on listed families, from their minimum release."""
+    assert (sonic_inexpressible("qos/pfc_headroom_kb", observed) is not None) is refused
+
+
+def test_bgp_mode_decides_router_id() -> None:
+    """router-id is inexpressible in bgpcfgd mode and expressible in frrcfgd mode."""
+    assert sonic_inexpressible("bgp/router_id", {"system/bgp_config": "bgpcfgd"})
+    assert sonic_inexpressible("bgp/router_id", {"system/bgp_config": "frrcfgd"}) is None
 
 
 @settings(max_examples=40, deadline=None)
@@ -91,21 +267,19 @@ def test_pointers_escape_slashes() -> None:
     kmin=st.integers(1, 500),
     span=st.integers(0, 500),
     pmax=st.integers(1, 100),
-    headroom=st.none() | st.integers(1, 4096),
+    headroom=st.integers(1, 4096),
 )
 def test_applying_the_patch_gives_the_desired_values(
-    mtu: int, kmin: int, span: int, pmax: int, headroom: int | None
+    mtu: int, kmin: int, span: int, pmax: int, headroom: int
 ) -> None:
     """For any valid values, the patched config_db parses back to exactly them."""
-    db = json.loads(
-        (FIXTURES / "show_runningconfiguration_all" / "mixed-qos" / "output.json").read_text()
-    )
-    changes = {
-        "interfaces/Ethernet0/mtu": mtu,
-        "qos/ecn/3/kmin_kb": kmin,
-        "qos/ecn/3/kmax_kb": kmin + span,
-        "qos/ecn/3/pmax_percent": pmax,
-        "qos/pfc_headroom_kb": headroom,
-    }
-    after = parse_config_db(apply_json_patch(db, json_patch(db, edit(db, changes))))
+    data = running("static-202405")
+    changes: dict[str, Scalar] = {"interfaces/Ethernet0/mtu": mtu, "qos/pfc_headroom_kb": headroom}
+    for queue in (3, 4):
+        changes |= {
+            f"qos/ecn/{queue}/kmin_kb": kmin,
+            f"qos/ecn/{queue}/kmax_kb": kmin + span,
+            f"qos/ecn/{queue}/pmax_percent": pmax,
+        }
+    after = parse_running(applied(data, steps(data, changes)))
     assert {p: after[p] for p in changes} == changes

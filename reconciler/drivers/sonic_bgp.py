@@ -1,0 +1,145 @@
+"""SONiC BGP configuration -> plumb's flat state (pure).
+
+SONiC configures FRR in one of two ways, told apart by ``DEVICE_METADATA|localhost``
+``frr_mgmt_framework_config``:
+
+- ``bgpcfgd`` (the default): the AS is ``DEVICE_METADATA|localhost`` ``bgp_asn`` and
+  each peer a ``BGP_NEIGHBOR|<ip>`` row (``asn``, ``name``, ``local_addr``,
+  ``holdtime``...). Router-id (the Loopback0 address), maximum-paths and the inbound
+  route-maps (on the peer groups) come from bgpcfgd's templates, so they are read from
+  the FRR running configuration (``bgpraw``) and config_db cannot change them.
+- ``frrcfgd`` (``frr_mgmt_framework_config: "true"``): ``BGP_GLOBALS|default``
+  ``local_asn`` / ``router_id``, ``BGP_GLOBALS_AF|default|ipv4_unicast``
+  ``max_ebgp_paths``, ``BGP_NEIGHBOR|default|<ip>`` ``asn`` and
+  ``BGP_NEIGHBOR_AF|default|<ip>|ipv4_unicast`` ``route_map_in``.
+
+``system/bgp_config`` reports the mode. IPv6 peers are reported (``remote_as`` only)
+and never written. On a multi-ASIC switch each ASIC namespace runs its own BGP: peers
+are merged over the namespaces.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.settings import Scalar
+
+Spaces = Mapping[str, Mapping[str, Any]]
+FRRCFGD, BGPCFGD = "frrcfgd", "bgpcfgd"
+
+
+def bgp_mode(spaces: Spaces) -> str:
+    host = spaces.get("localhost", spaces.get("", {}))
+    meta = host.get("DEVICE_METADATA", {}).get("localhost", {})
+    return FRRCFGD if str(meta.get("frr_mgmt_framework_config", "")) == "true" else BGPCFGD
+
+
+def peer_of(key: str) -> tuple[str, str]:
+    """``BGP_NEIGHBOR`` key -> (vrf, peer address): ``10.0.0.1`` or ``default|10.0.0.1``."""
+    vrf, _, peer = key.rpartition("|")
+    return vrf or "default", str(ipaddress.ip_address(peer))
+
+
+def parse_bgpraw(text: str) -> dict[str, Any]:
+    """FRR running config -> router-id, ipv4 maximum-paths, inbound route-map per peer
+    (a peer group's route-map applies to its members)."""
+    found: dict[str, Any] = {"router_id": None, "maximum_paths": None, "maps": {}}
+    groups: dict[str, str] = {}
+    maps: dict[str, str] = {}
+    in_bgp, family = False, ""
+    for raw in text.splitlines():
+        words = raw.split()
+        if not words or words[0] == "!":
+            continue
+        if not raw.startswith(" "):
+            in_bgp = words[:2] == ["router", "bgp"] and len(words) == 3
+            family = ""
+            continue
+        if not in_bgp:
+            continue
+        if words[0] == "address-family":
+            family = " ".join(words[1:])
+        elif words[0] == "exit-address-family":
+            family = ""
+        elif words[:2] == ["bgp", "router-id"] and len(words) == 3:
+            found["router_id"] = words[2]
+        elif words[0] == "maximum-paths" and len(words) == 2 and family == "ipv4 unicast":
+            found["maximum_paths"] = int(words[1])
+        elif words[0] == "neighbor" and len(words) == 4 and words[2] == "peer-group":
+            groups[words[1]] = words[3]
+        elif words[0] == "neighbor" and len(words) == 5 and words[2:5:2] == ["route-map", "in"]:
+            maps.update({words[1]: words[3]} if family in ("", "ipv4 unicast") else {})
+    for peer, group in groups.items():
+        if peer not in maps and group in maps:
+            maps[peer] = maps[group]
+    found["maps"] = maps
+    return found
+
+
+def _frrcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
+    glob = db.get("BGP_GLOBALS", {}).get("default", {})
+    if "local_asn" in glob:
+        out["bgp/asn"] = int(glob["local_asn"])
+    if "router_id" in glob:
+        out["bgp/router_id"] = str(glob["router_id"])
+    af = db.get("BGP_GLOBALS_AF", {}).get("default|ipv4_unicast", {})
+    if "max_ebgp_paths" in af:
+        out["bgp/maximum_paths"] = int(af["max_ebgp_paths"])
+    filters = db.get("BGP_NEIGHBOR_AF", {})
+    for key, fields in db.get("BGP_NEIGHBOR", {}).items():
+        vrf, peer = peer_of(key)
+        if vrf != "default":
+            continue
+        out[f"bgp/neighbors/{peer}/remote_as"] = int(fields["asn"])
+        if ":" in peer:
+            continue
+        maps = filters.get(f"default|{peer}|ipv4_unicast", {}).get("route_map_in") or [""]
+        out[f"bgp/neighbors/{peer}/inbound_filter"] = str(
+            maps[0] if isinstance(maps, list) else maps
+        )
+
+
+def _bgpcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
+    meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
+    if "bgp_asn" in meta:
+        out["bgp/asn"] = int(meta["bgp_asn"])
+    raw = db.get("bgpraw")
+    running = parse_bgpraw(raw) if isinstance(raw, str) else None
+    if running is not None:
+        for key in ("router_id", "maximum_paths"):
+            if running[key] is not None:
+                out[f"bgp/{key}"] = running[key]
+    for key, fields in db.get("BGP_NEIGHBOR", {}).items():
+        vrf, peer = peer_of(key)
+        if vrf != "default":
+            continue
+        out[f"bgp/neighbors/{peer}/remote_as"] = int(fields["asn"])
+        if ":" not in peer:
+            name = None if running is None else running["maps"].get(peer, "")
+            out[f"bgp/neighbors/{peer}/inbound_filter"] = name
+
+
+def parse_bgp(spaces: Spaces) -> dict[str, Scalar]:
+    """The BGP paths: AS, router-id, maximum-paths and peers (``None`` when unset)."""
+    mode = bgp_mode(spaces)
+    out: dict[str, Scalar] = {
+        "system/bgp_config": mode,
+        "bgp/asn": None,
+        "bgp/router_id": None,
+        "bgp/maximum_paths": None,
+    }
+    found: dict[str, Scalar] = {}
+    asns: set[Scalar] = set()
+    for space, db in spaces.items():
+        if space == "localhost" and len(spaces) > 1:
+            continue  # the host of a multi-ASIC switch runs no BGP peering of its own
+        one: dict[str, Scalar] = {}
+        (_frrcfgd if mode == FRRCFGD else _bgpcfgd)(db, one)
+        asns.add(one.pop("bgp/asn", None))
+        found.update(one)
+    if len(asns) == 1 and None not in asns:
+        out["bgp/asn"] = asns.pop()
+        out.update(found)
+    return out
