@@ -55,12 +55,19 @@ class EcnQueue(Strict):
 
 
 class QosSettings(Strict):
-    """The RoCEv2 lossless profile. ``pfc_priorities`` must equal ``[roce_priority]``."""
+    """The RoCEv2 lossless profile. ``pfc_priorities`` must equal the lossless
+    priorities: ``lossless_priorities`` when declared (a design with two lossless
+    classes, e.g. RoCE on 3 and storage on 4), else ``[roce_priority]``. ``roce_dscp``
+    and ``cnp_dscp`` declare what the hosts actually mark, so the map can be checked
+    against it."""
 
     lossless_link_classes: tuple[LinkClass, ...] | None = None
     dscp_map: tuple[DscpEntry, ...] | None = None
     roce_priority: Priority | None = None
     cnp_priority: Priority | None = None
+    lossless_priorities: tuple[Priority, ...] | None = None
+    roce_dscp: StrictInt | None = Field(None, ge=0, le=63)
+    cnp_dscp: StrictInt | None = Field(None, ge=0, le=63)
     pfc_priorities: tuple[Priority, ...] | None = None
     ecn: tuple[EcnQueue, ...] | None = None
     pfc_xoff_kb: StrictInt | None = Field(None, gt=0, le=1_000_000)

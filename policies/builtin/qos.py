@@ -9,8 +9,10 @@ lossless port needs headroom for the bytes in flight while a pause takes effect.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from intent.fleet import Fleet
+from intent.settings import Sourced
 from policies.engine import Finding, policy
 from policies.views import (
     DEFAULT_PFC_FRAME,
@@ -28,12 +30,26 @@ def _on_lossless_path(fleet: Fleet) -> Iterator[str]:
             yield name
 
 
+def lossless_priorities(fleet: Fleet, name: str) -> Sourced[Any] | None:
+    """The device's lossless priorities: ``qos.lossless_priorities`` when declared, else
+    ``[roce_priority]`` (with that value's owner)."""
+    intent = fleet.intent[name]
+    declared = intent.get("qos", "lossless_priorities")
+    if declared is not None and declared.value is not None:
+        return Sourced(tuple(sorted(set(declared.value))), declared.origin, declared.scope)
+    roce = intent.get("qos", "roce_priority")
+    if roce is None or roce.value is None:
+        return None
+    return Sourced((roce.value,), roce.origin, roce.scope)
+
+
 @policy(
     "qos.pfc-exactly-roce",
-    title="PFC is enabled on exactly the RoCE priority",
+    title="PFC is enabled on exactly the lossless priorities (the RoCE priority by default)",
     rationale="An extra no-drop priority steals headroom and spreads pauses to other traffic; "
     "a missing one makes RoCE lossy and go-back-N collapses throughput.",
-    remediation="Set qos.pfc_priorities to [qos.roce_priority] for the device or its group.",
+    remediation="Set qos.pfc_priorities to [qos.roce_priority] (or to "
+    "qos.lossless_priorities in a design with more than one lossless class).",
 )
 def pfc_exactly_roce(fleet: Fleet) -> Iterator[Finding]:
     for name in _on_lossless_path(fleet):
@@ -48,13 +64,23 @@ def pfc_exactly_roce(fleet: Fleet) -> Iterator[Finding]:
                 (name,),
             )
             continue
-        enabled = tuple(sorted(pfc.value)) if pfc is not None and pfc.value is not None else ()
-        if enabled != (roce.value,):
+        lossless = lossless_priorities(fleet, name)
+        wanted = lossless.value if lossless is not None else (roce.value,)
+        if roce.value not in wanted:
             yield Finding(
                 name,
-                f"{name}: PFC on priorities {list(enabled)}, RoCE priority is "
-                f"{roce.value}: PFC must be exactly [{roce.value}]",
-                where(pfc, roce),
+                f"{name}: the RoCE priority {roce.value} is not one of the lossless "
+                f"priorities {list(wanted)}",
+                where(lossless, roce),
+                (name,),
+            )
+        enabled = tuple(sorted(pfc.value)) if pfc is not None and pfc.value is not None else ()
+        if enabled != tuple(wanted):
+            yield Finding(
+                name,
+                f"{name}: PFC on priorities {list(enabled)}, the lossless priorities are "
+                f"{list(wanted)}: PFC must be exactly {list(wanted)}",
+                where(pfc, lossless, roce),
                 (name,),
             )
 
@@ -75,7 +101,7 @@ def lossless_path_agrees(fleet: Fleet) -> Iterator[Finding]:
         pl = fleet.cabling.at(link.a, link.a_port)
         if pl is None or not is_lossless(fleet, link.a, pl):
             continue
-        for field in ("roce_priority", "pfc_priorities", "dscp_map"):
+        for field in ("roce_priority", "lossless_priorities", "pfc_priorities", "dscp_map"):
             va = fleet.intent[link.a].get("qos", field)
             vb = fleet.intent[link.b].get("qos", field)
             value_a = None if va is None else va.value
@@ -101,18 +127,19 @@ def _show(value: object) -> str:
 @policy(
     "qos.dscp-roce-mapped",
     title="The DSCP map sends RoCE and CNP traffic to their own priorities",
-    rationale="DSCP selects the lossless class: if no DSCP maps to the RoCE priority, RoCE "
-    "rides a lossy queue; CNPs on the RoCE priority get paused with the data they regulate.",
-    remediation="Map the RoCE DSCP (26) to qos.roce_priority and the CNP DSCP (48) to "
-    "qos.cnp_priority, and keep the two priorities different.",
+    rationale="DSCP selects the lossless class: if the DSCP the hosts mark for RoCE maps to "
+    "a lossy queue, RoCE rides it even when another DSCP maps to the RoCE priority; CNPs on "
+    "the RoCE priority get paused with the data they regulate.",
+    remediation="Map the RoCE DSCP (qos.roce_dscp, 26) to qos.roce_priority and the CNP "
+    "DSCP (qos.cnp_dscp, 48) to qos.cnp_priority, and keep the two priorities different.",
 )
 def dscp_roce_mapped(fleet: Fleet) -> Iterator[Finding]:
     for name in _on_lossless_path(fleet):
         intent = fleet.intent[name]
         roce, cnp = intent.get("qos", "roce_priority"), intent.get("qos", "cnp_priority")
         dscp_map = intent.get("qos", "dscp_map")
-        priorities = {e.priority for e in (dscp_map.value or ())} if dscp_map else set()
-        if roce is not None and roce.value is not None and roce.value not in priorities:
+        mapped = {e.dscp: e.priority for e in (dscp_map.value or ())} if dscp_map else {}
+        if roce is not None and roce.value is not None and roce.value not in mapped.values():
             yield Finding(
                 name,
                 f"{name}: no DSCP maps to the RoCE priority {roce.value}",
@@ -126,11 +153,28 @@ def dscp_roce_mapped(fleet: Fleet) -> Iterator[Finding]:
                 where(cnp, roce),
                 (name,),
             )
+        for field, target in (("roce_dscp", roce), ("cnp_dscp", cnp)):
+            marked = intent.get("qos", field)
+            if marked is None or marked.value is None or target is None or target.value is None:
+                continue
+            got = mapped.get(marked.value)
+            if got != target.value:
+                kind = "RoCE" if field == "roce_dscp" else "CNP"
+                lands = (
+                    "no priority (the default, lossy class)" if got is None else f"priority {got}"
+                )
+                yield Finding(
+                    name,
+                    f"{name}: hosts mark {kind} traffic DSCP {marked.value}, which the map "
+                    f"sends to {lands}, not the {kind} priority {target.value}",
+                    where(dscp_map, marked, target),
+                    (name,),
+                )
 
 
 @policy(
     "qos.ecn-order",
-    title="ECN Kmin < Kmax and Kmin < PFC Xoff on the RoCE queue",
+    title="ECN Kmin < Kmax on every queue, and Kmin < PFC Xoff on the lossless queues",
     rationale="DCQCN must mark before PFC fires; if Kmin sits above Xoff, incast shows "
     "only sporadic marks and a storm of pauses.",
     remediation="Anchor Kmin on the bandwidth-delay product (~200 KB same-rail) below Xoff.",
@@ -161,7 +205,14 @@ def ecn_order(fleet: Fleet) -> Iterator[Finding]:
                     where(ecn),
                     (name,),
                 )
-            if xoff is not None and xoff.value is not None and queue.kmin_kb >= xoff.value:
+            lossless = lossless_priorities(fleet, name)
+            paused = lossless is not None and queue.priority in lossless.value
+            if (
+                paused
+                and xoff is not None
+                and xoff.value is not None
+                and queue.kmin_kb >= xoff.value
+            ):
                 yield Finding(
                     name,
                     f"{name} queue {queue.priority}: kmin {queue.kmin_kb} KB >= "

@@ -88,7 +88,7 @@ class TestPfcExactlyRoce:
         assert_denied([violation])
         assert violation.subject == "leaf-r3"
         assert violation.message == (
-            "leaf-r3: PFC on priorities [3], RoCE priority is 4: PFC must be exactly [4]"
+            "leaf-r3: PFC on priorities [3], the lossless priorities are [4]: PFC must be exactly [4]"
         )
         assert primary(violation) == at(orion, DEVICES_FILE, "roce_priority: 4")
         assert at(orion, QOS_FILE, "pfc_priorities: [3]") in places(violation)
@@ -101,7 +101,7 @@ class TestPfcExactlyRoce:
         assert_denied(found)
         assert subjects(report, "qos.pfc-exactly-roce") == SONIC_LEAVES
         assert {v.message.split(": ", 1)[1] for v in found} == {
-            "PFC on priorities [3, 4], RoCE priority is 3: PFC must be exactly [3]"
+            "PFC on priorities [3, 4], the lossless priorities are [3]: PFC must be exactly [3]"
         }
         assert {primary(v) for v in found} == {at(orion, GROUPS_FILE, "pfc_priorities: [3, 4]")}
 
@@ -111,9 +111,49 @@ class TestPfcExactlyRoce:
         violation = only(orion.evaluate(), "qos.pfc-exactly-roce")
         assert violation.subject == "gpu-n20"
         assert violation.message == (
-            "gpu-n20: PFC on priorities [], RoCE priority is 3: PFC must be exactly [3]"
+            "gpu-n20: PFC on priorities [], the lossless priorities are [3]: PFC must be exactly [3]"
         )
         assert primary(violation) == at(orion, DEVICES_FILE, "pfc_priorities: []")
+
+    def test_two_declared_lossless_priorities_pass(self, orion: FleetCopy) -> None:
+        """RoCE on 3 and storage on 4, both declared lossless fleet-wide, with PFC on
+        both, ECN on both queues and headroom for both: a correct design, not flagged."""
+        orion.replace(QOS_FILE, "pfc_priorities: [3]", "pfc_priorities: [3, 4]")
+        orion.replace(
+            QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  lossless_priorities: [3, 4]"
+        )
+        orion.replace(
+            QOS_FILE,
+            "    - {priority: 3, kmin_kb: 200, kmax_kb: 800, pmax_percent: 20}",
+            "    - {priority: 3, kmin_kb: 200, kmax_kb: 800, pmax_percent: 20}\n"
+            "    - {priority: 4, kmin_kb: 200, kmax_kb: 800, pmax_percent: 20}",
+        )
+        report = orion.evaluate()
+        for policy_id in QOS_POLICIES:
+            assert flagged(report, policy_id) == [], policy_id
+
+    def test_pfc_missing_a_declared_lossless_priority_is_flagged(self, orion: FleetCopy) -> None:
+        """Declaring 3 and 4 lossless while PFC pauses only 3 leaves storage lossy."""
+        orion.replace(
+            QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  lossless_priorities: [3, 4]"
+        )
+        found = flagged(orion.evaluate(), "qos.pfc-exactly-roce")
+        assert_denied(found)
+        assert {v.message.split(": ", 1)[1] for v in found} == {
+            "PFC on priorities [3], the lossless priorities are [3, 4]: PFC must be exactly [3, 4]"
+        }
+
+    def test_roce_priority_outside_the_lossless_ones_is_flagged(self, orion: FleetCopy) -> None:
+        """Lossless priorities that leave the RoCE priority out make RoCE lossy."""
+        orion.replace(QOS_FILE, "pfc_priorities: [3]", "pfc_priorities: [4]")
+        orion.replace(QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  lossless_priorities: [4]")
+        found = flagged(orion.evaluate(), "qos.pfc-exactly-roce")
+        assert found
+        assert all(
+            v.message.endswith("the RoCE priority 3 is not one of the lossless priorities [4]")
+            for v in found
+        )
+        assert {primary(v) for v in found} == {at(orion, QOS_FILE, "lossless_priorities: [4]")}
 
     def test_lossy_frontend_switch_is_not_checked(self, orion: FleetCopy) -> None:
         """fe-1 carries only lossy frontend links, so its PFC set is not checked."""
@@ -190,7 +230,47 @@ class TestDscpRoceMapped:
         assert primary(violation) == at(orion, DEVICES_FILE, "cnp_priority: 3")
 
 
+class TestDscpMarkedByHosts:
+    def test_roce_dscp_on_a_lossy_queue_is_flagged(self, orion: FleetCopy) -> None:
+        """Hosts mark RoCE with DSCP 24 while only DSCP 26 maps to priority 3: RoCE rides
+        the default lossy class, although some DSCP does reach the RoCE priority."""
+        orion.replace(QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  roce_dscp: 24")
+        report = orion.evaluate()
+        found = flagged(report, "qos.dscp-roce-mapped")
+        assert_denied(found)
+        assert "gpu-n01" in subjects(report, "qos.dscp-roce-mapped")
+        assert {v.message.split(": ", 1)[1] for v in found} == {
+            "hosts mark RoCE traffic DSCP 24, which the map sends to no priority "
+            "(the default, lossy class), not the RoCE priority 3"
+        }
+        assert {primary(v) for v in found} == {at(orion, QOS_FILE, "- {dscp: 26, priority: 3}")}
+        assert all(at(orion, QOS_FILE, "roce_dscp: 24") in places(v) for v in found)
+
+    def test_declared_dscps_that_map_right_pass(self, orion: FleetCopy) -> None:
+        """ORION's hosts mark 26 (RoCE) and 48 (CNP), which map to 3 and 6."""
+        orion.replace(
+            QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  roce_dscp: 26\n  cnp_dscp: 48"
+        )
+        assert flagged(orion.evaluate(), "qos.dscp-roce-mapped") == []
+
+    def test_cnp_dscp_mapped_to_another_priority_is_flagged(self, orion: FleetCopy) -> None:
+        """CNPs marked 46, which the map does not send to the CNP priority 6."""
+        orion.replace(QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  cnp_dscp: 46")
+        found = flagged(orion.evaluate(), "qos.dscp-roce-mapped")
+        assert found and all("hosts mark CNP traffic DSCP 46" in v.message for v in found)
+
+
 class TestEcnOrder:
+    def test_lossy_queue_may_mark_above_xoff(self, orion: FleetCopy) -> None:
+        """Kmin above Xoff on a lossy queue (priority 0, never paused) is no defect."""
+        orion.replace(
+            QOS_FILE,
+            "    - {priority: 3, kmin_kb: 200, kmax_kb: 800, pmax_percent: 20}",
+            "    - {priority: 3, kmin_kb: 200, kmax_kb: 800, pmax_percent: 20}\n"
+            "    - {priority: 0, kmin_kb: 1000, kmax_kb: 2000, pmax_percent: 5}",
+        )
+        assert flagged(orion.evaluate(), "qos.ecn-order") == []
+
     @pytest.mark.parametrize(("xoff", "fails"), [(201, False), (200, True)])
     def test_kmin_must_be_strictly_below_xoff(
         self, orion: FleetCopy, xoff: int, fails: bool
