@@ -1,7 +1,9 @@
 """SSH front end: one asyncssh listener per device, all on one event loop.
 
 `Runtime` owns the listeners and runs on the simulator's event-loop thread.
-Each accepted session gets a dialect shell; the session loop reads a line,
+Each accepted session gets a dialect shell.  An exec request
+(``ssh switch 'command'``) runs one command and ends with its exit status;
+an interactive session loops: it reads a line,
 asks the shell for a `Reply`, applies the device's faults and carries out the
 reply's action.  Any exception inside a shell is logged and answered, never
 allowed to end the session silently.  Reboot and ``unreachable`` close the
@@ -37,6 +39,7 @@ from .spec import Fault
 
 log = logging.getLogger("switchsim")
 MAX_LINE_LENGTH = 65536
+MAX_STDIN_BYTES = 1 << 20
 
 
 def _cache_line_editor_tables() -> None:
@@ -282,6 +285,9 @@ class Runtime:
     async def _serve(self, endpoint: Endpoint, process: asyncssh.SSHServerProcess[str]) -> None:
         device = endpoint.device
         shell = make_shell(device, process.get_extra_info("username") or device.spec.username)
+        if process.command is not None:
+            await self._exec(endpoint, process, shell, process.command)
+            return
         process.stdout.write(shell.greeting() + shell.prompt)
         while True:
             try:
@@ -310,6 +316,52 @@ class Runtime:
             channel.set_echo(shell.echo)
             process.stdout.write(text + shell.prompt)
             await process.stdout.drain()
+
+
+    async def _exec(
+        self,
+        endpoint: Endpoint,
+        process: asyncssh.SSHServerProcess[str],
+        shell: Shell,
+        command: str,
+    ) -> None:
+        """One exec request: run `command`, answer stdout, stderr and its exit status.
+
+        A dialect shell with ``run(command, stdin)`` gives separate streams and
+        a status (and may read the request's stdin first); any other shell's
+        reply is printed on stdout with status 0.
+        """
+        device = endpoint.device
+        run = getattr(shell, "run", None)
+        stdin: bytes | None = None
+        wants = getattr(shell, "wants_stdin", None)
+        if wants is not None and wants(command):
+            text = await process.stdin.read(MAX_STDIN_BYTES)
+            stdin = text.encode()
+        try:
+            if run is not None:
+                outcome = run(command, stdin)
+                out, err, status = outcome.out, outcome.err, outcome.status
+                action, delay = outcome.action, outcome.delay
+            else:
+                reply = shell.execute(command)
+                out, err, status, action, delay = reply.text, "", 0, reply.action, reply.delay
+        except Exception as exc:
+            log.exception("%s: exec %r failed", device.name, command)
+            out, err, status, action, delay = "", f"Internal error: {exc}", 1, Action.PROMPT, 0.0
+        if device.fault.slow or delay:
+            await asyncio.sleep(device.fault.slow + delay)
+        if action is Action.DROP:
+            log.info("%s: cutting the connection (fault)", device.name)
+            process.get_extra_info("connection").abort()
+            return
+        if action is Action.REBOOT:
+            self._spawn(self.reboot(endpoint))
+        if out:
+            process.stdout.write(out + "\n")
+        if err:
+            process.stderr.write(err + "\n")
+        process.exit(status)
 
 
 def _run(shell: Shell, device: Device, line: str) -> Reply:

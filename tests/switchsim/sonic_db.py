@@ -24,6 +24,7 @@ value the model rejects, which is how ``config apply-patch`` validates.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from .model import (
@@ -177,8 +178,15 @@ def _int(text: Any, what: str) -> int:
     return int(text)
 
 
-def project(db: ConfigDb, nos_version: str, boot_image: str) -> SwitchState:
-    """The `SwitchState` that config_db `db` describes; ValueError if any value is invalid."""
+def project(db: ConfigDb, nos_version: str, boot_image: str, bgpcfgd: bool = False) -> SwitchState:
+    """The `SwitchState` that config_db `db` describes; ValueError if any value is invalid.
+
+    With `bgpcfgd` (SONiC's default routing config mode) BGP follows what
+    bgpcfgd renders into FRR: the AS number from DEVICE_METADATA ``bgp_asn``,
+    the router id from Loopback0's IPv4 address, ``maximum-paths 64`` from
+    its template, and BGP_GLOBALS* ignored unless ``frr_mgmt_framework_config``
+    is ``true``.  IPv6 interface addresses and peers are outside the model.
+    """
     check_shape(db)
 
     def table(name: str) -> ConfigDb:
@@ -202,6 +210,9 @@ def project(db: ConfigDb, nos_version: str, boot_image: str) -> SwitchState:
     for key in sorted(table("INTERFACE")):
         if "|" in key:
             port, prefix = port_of(key, "INTERFACE")
+            if ":" in prefix:
+                ipaddress.IPv6Interface(prefix)
+                continue
             port.ipv4 = port.ipv4 or check_ipv4_interface(prefix)
     for name, fields in table("PORT_QOS_MAP").items():
         if name != "global" and fields.get("pfc_enable"):
@@ -217,6 +228,8 @@ def project(db: ConfigDb, nos_version: str, boot_image: str) -> SwitchState:
             port.ecn.update({q: _wred(db, fields["wred_profile"], key) for q in _expand(queues)})
     for key, fields in table("BUFFER_PG").items():
         port, _ = port_of(key, "BUFFER_PG")
+        if fields.get("profile", "NULL") == "NULL":
+            continue
         profile = table("BUFFER_PROFILE").get(_ref(fields.get("profile", "")))
         if profile is None:
             raise ValueError(f"BUFFER_PG|{key}: profile {fields.get('profile')!r} does not exist")
@@ -242,7 +255,9 @@ def project(db: ConfigDb, nos_version: str, boot_image: str) -> SwitchState:
         boot_image=boot_image,
         interfaces=ports,
         dscp_to_tc=dscp,
-        bgp=_bgp(db, meta),
+        bgp=_bgpcfgd(db, meta)
+        if bgpcfgd and meta.get("frr_mgmt_framework_config") != "true"
+        else _bgp(db, meta),
     )
 
 
@@ -275,7 +290,7 @@ def _bgp(db: ConfigDb, meta: dict[str, Any]) -> BgpState | None:
     neighbors: dict[str, BgpNeighbor] = {}
     for key, fields in db.get("BGP_NEIGHBOR", {}).items():
         vrf, _, address = key.rpartition("|")
-        if vrf not in ("", "default"):
+        if vrf not in ("", "default") or ":" in address:
             continue
         neighbors[check_ipv4(address)] = BgpNeighbor(
             remote_as=check_asn(_int(fields.get("asn"), f"{key}|asn"))
@@ -303,3 +318,47 @@ def _bgp(db: ConfigDb, meta: dict[str, Any]) -> BgpState | None:
         maximum_paths=check_range("max_ebgp_paths", _int(paths, "max_ebgp_paths"), 1, 512),
         neighbors=neighbors,
     )
+
+
+def loopback_ipv4(db: ConfigDb) -> str | None:
+    """Loopback0's IPv4 address, which bgpcfgd makes the BGP router id."""
+    for key in sorted(db.get("LOOPBACK_INTERFACE", {})):
+        name, _, prefix = key.partition("|")
+        if name == "Loopback0" and prefix and ":" not in prefix:
+            return str(ipaddress.IPv4Interface(prefix).ip)
+    return None
+
+
+BGPCFGD_MAXIMUM_PATHS = 64
+
+
+def _bgpcfgd(db: ConfigDb, meta: dict[str, Any]) -> BgpState | None:
+    neighbors: dict[str, BgpNeighbor] = {}
+    for address, fields in db.get("BGP_NEIGHBOR", {}).items():
+        if ":" in address or "|" in address:
+            continue
+        neighbors[check_ipv4(address)] = BgpNeighbor(
+            remote_as=check_asn(_int(fields.get("asn"), f"BGP_NEIGHBOR|{address}|asn"))
+        )
+    asn_text = meta.get("bgp_asn")
+    if asn_text is None:
+        return None
+    return BgpState(
+        asn=check_asn(_int(asn_text, "bgp_asn")),
+        router_id=loopback_ipv4(db),
+        maximum_paths=BGPCFGD_MAXIMUM_PATHS,
+        neighbors=neighbors,
+    )
+
+
+def merge_namespaces(dbs: dict[str, ConfigDb]) -> ConfigDb:
+    """One config_db holding every namespace's rows (the host's DEVICE_METADATA wins)."""
+    merged: ConfigDb = {}
+    for namespace in sorted(dbs, key=lambda n: (n != "localhost", n)):
+        for table, rows in dbs[namespace].items():
+            if not isinstance(rows, dict):
+                continue
+            target = merged.setdefault(table, {})
+            for key, fields in rows.items():
+                target.setdefault(key, fields)
+    return merged

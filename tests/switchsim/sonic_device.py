@@ -15,7 +15,11 @@ from typing import Any
 from .device import Device, log, read_record
 from .jsonpatch import PatchError, apply_patch
 from .model import SwitchState, default_state, sonic_version_of
-from .sonic_db import ConfigDb, project, render_config_db
+from .sonic_apply import PatchResult, apply_config_patch
+from .sonic_bgp import frr_running_config
+from .sonic_config import HOST, profile_state, render_profile_config
+from .sonic_db import ConfigDb, merge_namespaces, project, render_config_db
+from .sonic_profiles import profile_named
 from .spec import DeviceSpec
 
 MAX_CHECKPOINTS = 32
@@ -38,8 +42,18 @@ class SonicDevice(Device):
         super().__init__(
             spec, path, write_count=0 if record is None else int(record["write_count"])
         )
+        self.profile = profile_named(spec.profile)
         self.files: dict[str, bytes] = {}
         self.timers: dict[str, tuple[str, asyncio.TimerHandle | None]] = {}
+        if record is None and self.profile.strict:
+            state = spec.initial or profile_state(spec.name, self.profile)
+            self.nos_version = self.profile.build_version
+            self.boot_image = f"SONiC-OS-{self.nos_version}"
+            dbs = render_profile_config(state, self.profile, self._mac)
+            self.running = dbs if self.profile.multi_asic else dbs[HOST]
+            self.startup = copy.deepcopy(self.running)
+            self.checkpoints = {}
+            return
         if record is None:
             initial = spec.initial or default_state(spec.name, self.dialect)
             self.nos_version, self.boot_image = initial.nos_version, initial.boot_image
@@ -71,14 +85,43 @@ class SonicDevice(Device):
         }
 
     def state_view(self) -> SwitchState:
-        return project(self.running, self.nos_version, self.boot_image)
+        if not self.profile.strict:
+            return project(self.running, self.nos_version, self.boot_image)
+        return project(self.flat_config(), self.nos_version, self.boot_image, bgpcfgd=True)
+
+    def flat_config(self) -> ConfigDb:
+        """The running config_db; on a multi-ASIC switch every namespace's rows in one."""
+        return merge_namespaces(self.running) if self.profile.multi_asic else self.running
+
+    def host_config(self) -> ConfigDb:
+        """The host namespace's config_db."""
+        return dict(self.running[HOST]) if self.profile.multi_asic else self.running
 
     @property
     def hostname(self) -> str:
         """The hostname in DEVICE_METADATA."""
-        return str(
-            self.running.get("DEVICE_METADATA", {}).get("localhost", {}).get("hostname", "sonic")
-        )
+        meta = self.host_config().get("DEVICE_METADATA", {}).get("localhost", {})
+        return str(meta.get("hostname", "sonic"))
+
+    def shown_running(self) -> Any:
+        """What ``show runningconfiguration all`` prints, as JSON data."""
+        if not self.profile.multi_asic:
+            if not self.profile.bgpraw:
+                return self.running
+            frr = frr_running_config(self.running, self.profile.frr_version)
+            return {**self.running, "bgpraw": frr}
+        shown: dict[str, Any] = {}
+        for namespace, db in self.running.items():
+            shown[namespace] = dict(db)
+            if namespace != HOST and self.profile.bgpraw:
+                merged = {**db, "DEVICE_METADATA": self.host_config().get("DEVICE_METADATA", {})}
+                merged["BGP_NEIGHBOR"] = db.get("BGP_NEIGHBOR", {})
+                shown[namespace]["bgpraw"] = frr_running_config(merged, self.profile.frr_version)
+        return shown
+
+    def apply_patch_strict(self, patch: Any) -> PatchResult:
+        """``config apply-patch`` of a named profile; raises `PatchRefused`."""
+        return apply_config_patch(self.profile, self.running, self.shown_running(), patch)
 
     # -- configuration -------------------------------------------------------
 
