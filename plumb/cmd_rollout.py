@@ -96,11 +96,22 @@ def rollout_plan(
             typer.echo(f"{loaded.where(*exc.field)}: {exc.message}", err=True)
             raise typer.Exit(1) from None
         _print(result, loaded, fleet.config.fleet, context.commit, format)
+        _warn_unjudgeable(result, loaded)
     if observed.refused:
         typer.echo(f"REFUSED: the reconcile plan is unsafe: {observed.refused}", err=True)
         raise typer.Exit(1)
     if result.unknown:
         raise typer.Exit(1)
+
+
+def _warn_unjudgeable(result: RolloutPlan, loaded: LoadedSpec) -> None:
+    """Waves whose abort conditions can never be judged: they would hold for ever."""
+    from rollouts.judgeable import unjudgeable
+
+    sizes = [len(w.targets) for w in result.waves.waves]
+    for found in unjudgeable(loaded.spec.abort, sizes):
+        where = loaded.where("abort", "metrics", found.metric, "min_samples")
+        typer.echo(f"{where}: warning: {found.message()}", err=True)
 
 
 def _print(
@@ -225,6 +236,7 @@ def launch(context: FleetContext, loaded: LoadedSpec, *, show: bool) -> Launched
                 + ", ".join(sorted(result.unknown)[:5]),
                 1,
             )
+        _warn_unjudgeable(result, loaded)
         changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
         provenance = Provenance(
             spec_path=spec_rel,
@@ -266,9 +278,24 @@ def rollout_start(
 
 
 @rollout_app.command("resume")
-def rollout_resume(rollout: IdArg, path: PathArg = Path("."), format: FormatOpt = "text") -> None:
+def rollout_resume(
+    rollout: IdArg,
+    path: PathArg = Path("."),
+    format: FormatOpt = "text",
+    accept_held: Annotated[
+        str | None,
+        typer.Option(
+            "--accept-held",
+            metavar="WHY",
+            help="Pass the held wave without its judgment, for this reason (journal, audit).",
+        ),
+    ] = None,
+) -> None:
     """Resume a rollout after a crash, a hold or a stop: targets that were in flight are
-    re-observed before anything is written. Refused if the spec changed since start."""
+    re-observed before anything is written. Refused if the spec changed since start.
+
+    A held wave bakes once more and is judged again; with ``--accept-held WHY`` the
+    operator passes it instead (a wave that can never be judged, e.g. no controls)."""
     from rollouts.gitpin import spec_changed_since
 
     check_format(format)
@@ -276,6 +303,8 @@ def rollout_resume(rollout: IdArg, path: PathArg = Path("."), format: FormatOpt 
         row = context.db.journal.get(rollout)
         if row is None:
             raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+        if accept_held is not None and row.status is not RolloutStatus.held:
+            raise fail(f"rollout {rollout} is {row.status.value}: no held wave to accept", 1)
         if not row.status.active:
             raise fail(f"rollout {rollout} is {row.status.value}: nothing to resume", 1)
         spec_file = context.fleet.root / row.spec_path
@@ -291,12 +320,37 @@ def rollout_resume(rollout: IdArg, path: PathArg = Path("."), format: FormatOpt 
             )
         with _lease(context, f"rollout {rollout}") as token:
             context.audit("rollout", detail={"rollout": rollout, "event": "resumed"})
+            if accept_held is not None:
+                _accept_held(context, rollout, accept_held)
             if row.status is RolloutStatus.rolling_back:
                 status = _finish_rollback(context, rollout, token, show=format == "text")
             else:
                 status = _drive(context, rollout, token, show=format == "text")
         _show_status(context, rollout, format)
     raise typer.Exit(_exit_for(status))
+
+
+def _accept_held(context: FleetContext, rollout: str, why: str) -> None:
+    """The operator passes the held wave: decision ``accepted``, the judgment it had
+    kept beside the reason, audited."""
+    journal = context.db.journal
+    held = [w for w in journal.waves(rollout) if w.status is WaveStatus.held]
+    if not held:
+        raise fail(f"rollout {rollout} has no held wave to accept", 1)
+    wave = held[0]
+    accepted = {"by": context.actor, "reason": why, "was": wave.decision}
+    journal.update_wave(
+        rollout,
+        wave.number,
+        status=WaveStatus.passed,
+        decision="accepted",
+        evidence={**(wave.evidence or {}), "accepted": accepted},
+    )
+    context.audit(
+        "rollout",
+        detail={"rollout": rollout, "wave": wave.number, "event": "accepted", "reason": why},
+    )
+    typer.echo(f"wave {wave.number} accepted by {context.actor}: {why}", err=True)
 
 
 def _finish_rollback(

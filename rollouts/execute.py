@@ -61,6 +61,7 @@ from rollouts.evidence import (
     summarise,
 )
 from rollouts.judge import FaultCounts, MetricSamples
+from rollouts.judgeable import short_metrics
 from rollouts.runtime import Runtime
 from rollouts.sources import TimeWindow, collect
 from rollouts.spec import HardFault, RolloutSpec
@@ -501,6 +502,7 @@ def _assess(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
         "controls": len(controls),
         "control_group": group,
         "noise_floors": {k: v.to_dict() for k, v in floors.items()},
+        "unjudgeable": dict(short_metrics(spec.abort, len(judged), len(controls))),
     }
     status = {
         Decision.proceed: WaveStatus.passed,
@@ -653,6 +655,7 @@ def drive(rt: Runtime, rollout: str) -> RolloutStatus:
             return RolloutStatus.aborted
         if status is WaveStatus.held:
             reason = f"wave {wave.number} held: " + _first_reason(rt, rollout, wave.number)
+            reason += "; " + hold_next_step(rt, rollout, wave.number)
             journal.set_status(rollout, RolloutStatus.held, reason)
             return RolloutStatus.held
         if status is WaveStatus.aborted:
@@ -678,6 +681,24 @@ def _abort(rt: Runtime, ctx: Context, number: int) -> RolloutStatus:
     if automatic:
         rollback(rt, ctx.id, scope=ctx.spec.rollback.scope, wave=number, reason=reason)
     return journal.get(ctx.id).status  # type: ignore[union-attr]
+
+
+def hold_next_step(rt: Runtime, rollout: str, number: int) -> str:
+    """What to do about a held wave: a wave short of samples holds again however long
+    it bakes, so resuming alone cannot help."""
+    evidence = rt.db.journal.waves(rollout)[number - 1].evidence or {}
+    short = evidence.get("unjudgeable") or {}
+    way_out = (
+        f"accept the wave on your own evidence (plumb rollout resume {rollout} "
+        f'--accept-held "why"), or roll it back (plumb rollback {rollout})'
+    )
+    if isinstance(short, dict) and short:
+        names = ", ".join(sorted(short))
+        return (
+            f"resuming bakes and holds again ({names} cannot be judged with this wave's "
+            f"targets and controls): {way_out}"
+        )
+    return f"resume once the cause is cleared (plumb rollout resume {rollout}), {way_out}"
 
 
 def _first_reason(rt: Runtime, rollout: str, number: int) -> str:
