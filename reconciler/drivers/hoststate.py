@@ -26,9 +26,10 @@ from reconciler.settings import Change, Scalar
 SECTION = "#plumb-section"
 READBACK = "#plumb-readback"  # after a write: what follows is the host read back
 _SECTIONS = re.compile(rf"^{SECTION}\s*$", re.MULTILINE)
-NIC_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
-_KERNEL = re.compile(r"^nics/([^/]+)/(mtu|address)$")
-_VENDOR = re.compile(r"^(firmware/[^/]+|nics/[^/]+/(rdma_mtu|pfc_priorities)|qos/dscp/[0-9]+)$")
+# Used with fullmatch only: ``$`` would let a trailing newline through into a command.
+NIC_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,15}")
+_KERNEL = re.compile(r"nics/([^/]+)/(mtu|address)")
+_VENDOR = re.compile(r"firmware/[^/\s]+|nics/[^/\s]+/(rdma_mtu|pfc_priorities)|qos/dscp/[0-9]+")
 
 
 class HostOutputError(ValueError):
@@ -98,7 +99,7 @@ def parse_vendor(text: str) -> dict[str, Scalar]:
     return {
         str(path): value
         for path, value in settings.items()
-        if _VENDOR.match(str(path)) and isinstance(value, str | int | float | bool | None)
+        if _VENDOR.fullmatch(str(path)) and isinstance(value, str | int | float | bool | None)
     }
 
 
@@ -164,15 +165,15 @@ def plan_write(device: str, changes: Sequence[Change]) -> HostWrite:
     vendor: dict[str, Scalar] = {}
     ordered = sorted(changes, key=lambda c: (c.path.split("/")[:2], c.path.endswith("address")))
     for change in ordered:
-        kernel = _KERNEL.match(change.path)
+        kernel = _KERNEL.fullmatch(change.path)
         if kernel is not None:
             nic, field = kernel.groups()
-            if not NIC_NAME.match(nic):
+            if not NIC_NAME.fullmatch(nic):
                 raise ConfigRejected(device, f"{change.path}: {nic!r} is not a NIC name")
             forward, back = _kernel_lines(device, nic, field, change)
             apply += forward
             undo = back + undo
-        elif _VENDOR.match(change.path):
+        elif _VENDOR.fullmatch(change.path):
             vendor[change.path] = change.after
         else:
             raise ConfigRejected(device, f"{change.path}: not a host setting this driver writes")
@@ -186,7 +187,7 @@ def planned_changes(
     differ from the candidate, plus the vendor tool's own ``set --check`` report."""
     out: list[Change] = []
     for change in write.changes:
-        if not _KERNEL.match(change.path):
+        if not _KERNEL.fullmatch(change.path):
             continue
         if change.path not in kernel_now:
             nic = change.path.split("/")[1]

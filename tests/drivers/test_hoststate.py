@@ -84,6 +84,9 @@ def test_plan_write_orders_mtu_before_address_and_undoes_in_reverse() -> None:
         Change("nics/eth0/mtu", 1500, "9000; reboot"),
         Change("nics/eth0 x/mtu", 1500, 9000),
         Change("nics/eth0/address", None, "10.0.0.1/31 dev lo"),
+        Change("nics/eth0\n/mtu", 1500, 9000),
+        Change("nics/eth0/mtu\n", 1500, 9000),
+        Change("firmware/nic\n", None, "28.43.1014"),
     ],
 )
 def test_plan_write_rejects_what_it_cannot_write_safely(change: Change) -> None:
@@ -121,3 +124,9 @@ def test_coalescer_joins_concurrent_calls_into_one_batch() -> None:
         thread.join()
     assert results == {f"d{i}": i * 2 for i in range(8)}
     assert batches == [[f"d{i}" for i in range(8)]]
+
+
+def test_vendor_settings_with_a_trailing_newline_in_their_path_are_not_read() -> None:
+    """A vendor path with a trailing newline is no setting plumb knows."""
+    vendor = json.dumps({"settings": {"firmware/nic\n": "x", "firmware/nic": "28.43.1014"}})
+    assert flat_state("[]", "[]", vendor) == {"firmware/nic": "28.43.1014"}
