@@ -41,8 +41,9 @@ from tests.switchsim import (
     SwitchState,
     default_state,
     eos_render,
+    eos_show,
 )
-from tests.switchsim.eos_config import GLOBAL, apply_line
+from tests.switchsim.eos_view import config_from_state, parse_config, state_view
 from tests.switchsim.jsonpatch import PatchError, apply_patch
 from tests.switchsim.sonic_db import project, render_config_db
 
@@ -144,6 +145,7 @@ def test_session_commit_updates_interfaces_json_and_state_file(sim: SwitchSim) -
                 "interface Ethernet1",
                 "mtu 9000",
                 "description to-spine-1",
+                "no switchport",
                 "ip address 10.0.0.0/31",
                 "commit",
             ],
@@ -155,6 +157,7 @@ def test_session_commit_updates_interfaces_json_and_state_file(sim: SwitchSim) -
     assert port["interfaceAddress"][0]["primaryIp"] == {"address": "10.0.0.0", "maskLen": 31}
     saved = json.loads((sim.state_dir / f"{name}.json").read_text())
     assert saved["running"]["interfaces"]["Ethernet1"]["mtu"] == 9000
+    assert "   description to-spine-1\n   mtu 9000\n" in saved["running_config"]
     assert sim.write_count(name) == 1
 
 
@@ -394,7 +397,7 @@ def test_handler_exception_is_answered(sim: SwitchSim, monkeypatch: pytest.Monke
     def broken(*_args: object) -> str:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(eos_render, "boot_config_text", broken)
+    monkeypatch.setattr(eos_show, "boot_config_text", broken)
     with connect(sim, name) as conn:
         assert "% Internal error: RuntimeError: boom" in show(conn, "show boot-config")
         assert show(conn, "show hostname").startswith("Hostname:")
@@ -643,19 +646,15 @@ _states = st.builds(
 @settings(max_examples=30, deadline=None)
 @given(_states)
 def test_eos_running_config_replays_to_same_state(state: SwitchState) -> None:
-    """Feeding `show running-config` back through the config grammar rebuilds the same state."""
-    blank = SwitchState(
-        hostname="x",
-        model=state.model,
-        nos_version=state.nos_version,
-        boot_image=state.boot_image,
-        interfaces={n: InterfaceState(mtu=1500) for n in state.interfaces},
-    )
-    context = GLOBAL
-    for line in eos_render.running_config(state).splitlines():
-        if not line.strip().startswith("!") and line.strip() != "end":
-            context = apply_line(blank, context, line)
-    assert blank == state
+    """`show running-config` read back through the config grammar gives the same config and
+    the same state, less the PFC headroom and xoff sizes EOS has no interface setting for."""
+    config = config_from_state(state)
+    text = eos_render.running_config(config, state.model, state.nos_version)
+    assert parse_config(text, ("tx-queue",)) == config
+    expected = state.clone()
+    for port in expected.interfaces.values():
+        port.pfc_headroom_kb = port.pfc_xoff_kb = None
+    assert state_view(config, state.model, state.nos_version) == expected
 
 
 @settings(max_examples=30, deadline=None)

@@ -1,91 +1,139 @@
-"""EOS configuration-mode grammar: one config line applied to a `SwitchState`.
+"""EOS configuration-mode grammar: one config line applied to an `EosConfig`.
 
-`apply_line(state, context, line)` mutates `state` and returns the mode the
-next line is read in (global, interface, tx-queue or router-bgp).  As on EOS,
-a line that is not valid in a sub-mode is tried in the enclosing modes, so
+`apply_line(config, context, line, grammar)` mutates `config` and returns the
+mode the next line is read in and any notice EOS prints for it.  As on EOS, a
+line that is not valid in a sub-mode is tried in the enclosing modes, so
 ``interface Ethernet2`` works straight after lines for Ethernet1.  A refused
-line raises `CliError` and leaves `state` untouched (handlers validate before
-they write).
+line raises `CliError` (``% Invalid input`` or ``% Incomplete command``) and
+leaves `config` untouched: handlers validate before they write.
 
-The headroom line ``priority-flow-control headroom N kbytes`` and the pause
-threshold line ``priority-flow-control xoff-threshold N kbytes`` are this
-simulator's own syntax: real EOS sizes PFC buffers through other commands.
+Modes: global, ``interface``, ``qos profile``, the ``tx-queue`` /
+``uc-tx-queue`` sub-mode of either, ``route-map``, ``router bgp`` and its
+``address-family`` (see `eos_bgp_config`).  Which queue kind exists depends
+on the platform (`EosProfile.queue_kinds`).  EOS has no
+``priority-flow-control headroom`` or ``xoff-threshold`` command: PFC buffer
+sizes are not interface configuration, so those lines are invalid input.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
-from .model import (
-    BgpNeighbor,
-    BgpState,
-    SwitchState,
-    check_asn,
-    check_ecn,
-    check_hostname,
-    check_ipv4,
-    check_ipv4_interface,
-    check_mtu,
-    check_range,
-    eos_version_of,
+from .eos_model import (
+    BYTE_UNITS,
+    OTHER_UNITS,
+    EcnThresholds,
+    EosConfig,
+    EosInterface,
+    QosSettings,
+    RouteMapEntry,
 )
-from .replies import invalid
+from .model import check_hostname, check_ipv4_interface, check_range, eos_version_of
+from .replies import CliError, invalid
+
+INTERFACE_MTU = (68, 9214)
+THRESHOLD_MAX = 256_000_000
 
 
 @dataclass(frozen=True)
 class EosContext:
-    """A configuration sub-mode: global, interface, tx-queue or router bgp."""
+    """A configuration mode; `name` is the interface, qos profile, route-map or family."""
 
-    interface: str | None = None
-    queue: int | None = None
-    bgp: bool = False
+    kind: str = "global"
+    name: str = ""
+    queue: tuple[str, int] | None = None
+    within: str = ""
 
     @property
     def parent(self) -> EosContext | None:
         """The enclosing mode, or None at global level."""
         if self.queue is not None:
-            return EosContext(interface=self.interface)
-        if self.interface is not None or self.bgp:
-            return GLOBAL
-        return None
+            return EosContext(self.within, self.name)
+        if self.kind == "address-family":
+            return ROUTER_BGP
+        return None if self.kind == "global" else GLOBAL
 
     def prompt_suffix(self) -> str:
         """The part of the prompt after ``config``/``config-s-NAME``."""
-        if self.interface is not None:
-            short = "Et" + self.interface.removeprefix("Ethernet")
-            return f"-if-{short}" + ("" if self.queue is None else f"-txq-{self.queue}")
-        return "-router-bgp" if self.bgp else ""
+        if self.kind == "global":
+            return ""
+        if self.queue is not None:
+            kind, number = self.queue
+            short = "uc-txq" if kind == "uc-tx-queue" else "txq"
+            return EosContext(self.within, self.name).prompt_suffix() + f"-{short}-{number}"
+        if self.kind == "interface":
+            return "-if-Et" + self.name.removeprefix("Ethernet")
+        if self.kind == "address-family":
+            return "-router-bgp-af"
+        if self.kind in ("qos-profile", "route-map"):
+            return f"-{self.kind}-{self.name.split()[0]}"
+        return f"-{self.kind}"
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Platform facts the grammar needs: the queue kinds, and whether ports appear on use.
+
+    `create_interfaces` is for loading a saved configuration, where an
+    ``interface`` line names a port the platform has.
+    """
+
+    queue_kinds: tuple[str, ...] = ("tx-queue",)
+    create_interfaces: bool = False
 
 
 GLOBAL = EosContext()
-_NOT_HERE = object()
+ROUTER_BGP = EosContext("router-bgp")
+NOT_HERE = object()
 _INTERFACE = re.compile(r"^(?:ethernet|eth|et)(\d+(?:/\d+)*)$", re.IGNORECASE)
-_UNITS = {"bytes": 1 / 1024, "kbytes": 1, "mbytes": 1024}
 
 
-def apply_line(state: SwitchState, context: EosContext, line: str) -> EosContext:
-    """Apply one configuration line; return the mode for the next line."""
+def incomplete() -> CliError:
+    """EOS's answer to a command that lacks its arguments."""
+    return CliError("% Incomplete command")
+
+
+def apply_line(
+    config: EosConfig, context: EosContext, line: str, grammar: Grammar = Grammar()
+) -> tuple[EosContext, str]:
+    """Apply one configuration line; return the next mode and EOS's notice (or "")."""
+    from .eos_bgp_config import bgp_line
+
     tokens = line.split()
     if not tokens:
-        return context
+        return context, ""
     mode: EosContext | None = context
     while mode is not None:
-        result = _dispatch(state, mode, tokens, line.strip())
-        if isinstance(result, EosContext):
+        if mode.queue is not None:
+            result = _queue_line(config, mode, tokens)
+        elif mode.kind == "interface":
+            result = _interface_line(config, mode, tokens, line.strip(), grammar)
+        elif mode.kind == "qos-profile":
+            result = _qos_lines(config.qos_profiles[mode.name], mode, tokens, grammar)
+        elif mode.kind == "route-map":
+            result = _route_map_line(config, mode, tokens, line.strip())
+        elif mode.kind in ("router-bgp", "address-family"):
+            result = bgp_line(config, mode, tokens, line.strip())
+        else:
+            result = _global_line(config, tokens, grammar)
+        if isinstance(result, tuple):
             return result
+        if isinstance(result, EosContext):
+            return result, ""
         mode = mode.parent
     raise invalid()
 
 
-def _dispatch(state: SwitchState, mode: EosContext, tokens: list[str], raw: str) -> object:
-    if mode.queue is not None:
-        return _txq_line(state, mode, tokens)
-    if mode.interface is not None:
-        return _interface_line(state, mode, tokens, raw)
-    if mode.bgp:
-        return _bgp_line(state, mode, tokens)
-    return _global_line(state, tokens, raw)
+def number(token: str, what: str, low: int, high: int) -> int:
+    """An integer argument in [low, high], or ``% Invalid input``."""
+    if not token.isdigit():
+        raise invalid(f"{what} must be a number")
+    try:
+        return check_range(what, int(token), low, high)
+    except ValueError as exc:
+        raise invalid(str(exc)) from exc
 
 
 def interface_name(token: str) -> str:
@@ -96,197 +144,251 @@ def interface_name(token: str) -> str:
     return f"Ethernet{match.group(1)}"
 
 
-def _int(token: str, what: str, low: int, high: int) -> int:
-    if not token.isdigit():
-        raise invalid(f"{what} must be a number")
-    try:
-        return check_range(what, int(token), low, high)
-    except ValueError as exc:
-        raise invalid(str(exc)) from exc
+def _global_line(config: EosConfig, tokens: list[str], grammar: Grammar) -> object:
+    from .eos_bgp_config import router_bgp
 
-
-def _global_line(state: SwitchState, tokens: list[str], raw: str) -> object:
     match tokens:
+        case ["hostname"] | ["interface"] | ["qos", "profile"] | ["boot", "system"]:
+            raise incomplete()
         case ["hostname", name]:
             try:
-                state.hostname = check_hostname(name)
+                config.hostname = check_hostname(name)
             except ValueError as exc:
                 raise invalid(str(exc)) from exc
             return GLOBAL
         case ["interface", name]:
             canonical = interface_name(name)
-            if canonical not in state.interfaces:
-                raise invalid(f"interface {canonical} does not exist")
-            return EosContext(interface=canonical)
-        case ["qos", "map", "dscp", *dscps, "to", "traffic-class", tc] if dscps:
-            values = [_int(d, "dscp", 0, 63) for d in dscps]
-            klass = _int(tc, "traffic-class", 0, 7)
-            state.dscp_to_tc.update({d: klass for d in values})
+            if canonical not in config.interfaces:
+                if not grammar.create_interfaces:
+                    raise invalid(f"interface {canonical} does not exist")
+                config.interfaces[canonical] = EosInterface()
+            return EosContext("interface", canonical)
+        case ["qos", "profile", name]:
+            config.qos_profiles.setdefault(name, QosSettings())
+            return EosContext("qos-profile", name)
+        case ["no", "qos", "profile", name]:
+            config.qos_profiles.pop(name, None)
             return GLOBAL
-        case ["no", "qos", "map", "dscp", *dscps, "to", "traffic-class", _tc] if dscps:
-            for d in [_int(d, "dscp", 0, 63) for d in dscps]:
-                state.dscp_to_tc.pop(d, None)
+        case ["qos", "map", "dscp", *rest] | ["no", "qos", "map", "dscp", *rest]:
+            _dscp_map(config, rest, remove=tokens[0] == "no")
             return GLOBAL
-        case ["router", "bgp", asn]:
-            number = _asn(asn)
-            if state.bgp is None:
-                state.bgp = BgpState(asn=number)
-            elif state.bgp.asn != number:
-                raise invalid(f"BGP is already running with AS number {state.bgp.asn}")
-            return EosContext(bgp=True)
-        case ["no", "router", "bgp", *_]:
-            state.bgp = None
+        case ["ip", "routing"]:
+            config.ip_routing = True
             return GLOBAL
+        case ["no", "ip", "routing"]:
+            config.ip_routing = False
+            return GLOBAL
+        case ["route-map", name, *rest]:
+            return _route_map(config, name, rest)
+        case ["no", "route-map", name]:
+            config.route_maps = {k: v for k, v in config.route_maps.items() if k[0] != name}
+            return GLOBAL
+        case ["router", "bgp", *rest] | ["no", "router", "bgp", *rest]:
+            return router_bgp(config, tokens[0] == "no", rest)
         case ["boot", "system", image]:
             try:
                 eos_version_of(image)
             except ValueError as exc:
                 raise invalid(str(exc)) from exc
-            state.boot_image = image
+            config.boot_image = image
             return GLOBAL
-    return _NOT_HERE
+    return NOT_HERE
 
 
-def _asn(token: str) -> int:
-    if not token.isdigit():
-        raise invalid(f"bad AS number {token}")
-    try:
-        return check_asn(int(token))
-    except ValueError as exc:
-        raise invalid(str(exc)) from exc
+def _dscp_map(config: EosConfig, rest: list[str], remove: bool) -> None:
+    if "to" not in rest:
+        raise incomplete()
+    split = rest.index("to")
+    values = [number(d, "dscp", 0, 63) for d in rest[:split]]
+    target: tuple[int, int | None]
+    match rest[split + 1 :]:
+        case ["traffic-class", tc]:
+            target = (number(tc, "traffic-class", 0, 7), None)
+        case ["traffic-class", tc, "drop-precedence", dp]:
+            target = (number(tc, "traffic-class", 0, 7), number(dp, "drop-precedence", 0, 2))
+        case [] | ["traffic-class"] | ["traffic-class", _, "drop-precedence"]:
+            raise incomplete()
+        case _:
+            raise invalid()
+    if not values:
+        raise incomplete()
+    for dscp in values:
+        if remove:
+            config.dscp_map.pop(dscp, None)
+        else:
+            config.dscp_map[dscp] = target
 
 
-def _interface_line(state: SwitchState, mode: EosContext, tokens: list[str], raw: str) -> object:
-    assert mode.interface is not None
-    port = state.interfaces[mode.interface]
+def _route_map(config: EosConfig, name: str, rest: list[str]) -> EosContext:
+    match rest:
+        case []:
+            action, seq = "permit", 10
+        case [("permit" | "deny") as action]:
+            seq = 10
+        case [("permit" | "deny") as action, seq_text]:
+            seq = number(seq_text, "sequence", 0, 65535)
+        case _:
+            raise invalid()
+    entry = config.route_maps.get((name, seq))
+    if entry is None or entry.action != action:
+        config.route_maps[(name, seq)] = RouteMapEntry(action, () if entry is None else entry.lines)
+    return EosContext("route-map", f"{name} {seq}")
+
+
+def _route_map_line(config: EosConfig, mode: EosContext, tokens: list[str], raw: str) -> object:
+    name, seq_text = mode.name.rsplit(" ", 1)
+    key = (name, int(seq_text))
+    entry = config.route_maps[key]
+    if tokens[0] in ("match", "set") and len(tokens) >= 2:
+        if raw not in entry.lines:
+            config.route_maps[key] = RouteMapEntry(entry.action, (*entry.lines, raw))
+        return mode
+    if tokens[0] == "no" and len(tokens) >= 3 and tokens[1] in ("match", "set"):
+        kept = tuple(line for line in entry.lines if line != raw.split(None, 1)[1])
+        config.route_maps[key] = RouteMapEntry(entry.action, kept)
+        return mode
+    return NOT_HERE
+
+
+def _interface_line(
+    config: EosConfig, mode: EosContext, tokens: list[str], raw: str, grammar: Grammar
+) -> object:
+    port = config.interfaces[mode.name]
+    notice = ""
     match tokens:
+        case ["mtu"] | ["description"] | ["ip", "address"] | ["ipv6", "address"] | ["l2", "mtu"]:
+            raise incomplete()
         case ["mtu", value]:
-            if not value.isdigit():
-                raise invalid("mtu must be a number")
-            try:
-                port.mtu = check_mtu(int(value))
-            except ValueError as exc:
-                raise invalid(str(exc)) from exc
-        case ["no", "mtu", *_]:
-            port.mtu = 1500
+            port.mtu = number(value, "mtu", *INTERFACE_MTU)
+        case ["no", "mtu", *_] | ["default", "mtu", *_]:
+            port.mtu = None
+        case ["l2", "mtu", value]:
+            port.l2_mtu = number(value, "l2 mtu", *INTERFACE_MTU)
+        case ["no", "l2", "mtu", *_]:
+            port.l2_mtu = None
         case ["description", *_]:
             port.description = raw.split(None, 1)[1]
         case ["no", "description", *_]:
             port.description = ""
+        case ["switchport"]:
+            port.switchport = True
+        case ["no", "switchport"]:
+            port.switchport = False
         case ["ip", "address", address]:
             try:
                 port.ipv4 = check_ipv4_interface(address)
             except ValueError as exc:
                 raise invalid(str(exc)) from exc
+            if port.switchport:
+                notice = (
+                    f"! IP configuration will be ignored while interface {mode.name}"
+                    " is not a routed port."
+                )
         case ["no", "ip", "address", *_]:
             port.ipv4 = None
-        case ["no", "switchport"] | ["no", "shutdown"]:
-            pass
-        case ["priority-flow-control", "on"] | ["priority-flow-control", "mode", "on"]:
-            pass
-        case ["no", "priority-flow-control"] | ["priority-flow-control", "mode", "off"]:
-            port.pfc_priorities = []
-        case ["priority-flow-control", "priority", prio, "no-drop"]:
-            priority = _int(prio, "priority", 0, 7)
-            port.pfc_priorities = sorted(set(port.pfc_priorities) | {priority})
-        case ["no", "priority-flow-control", "priority", prio, *rest] if rest in ([], ["no-drop"]):
-            priority = _int(prio, "priority", 0, 7)
-            port.pfc_priorities = [p for p in port.pfc_priorities if p != priority]
-        case ["priority-flow-control", "headroom", size, "kbytes"]:
-            port.pfc_headroom_kb = _int(size, "headroom", 1, 1_048_576)
-        case ["no", "priority-flow-control", "headroom", *_]:
-            port.pfc_headroom_kb = None
-        case ["priority-flow-control", "xoff-threshold", size, "kbytes"]:
-            port.pfc_xoff_kb = _int(size, "xoff-threshold", 1, 1_048_576)
-        case ["no", "priority-flow-control", "xoff-threshold", *_]:
-            port.pfc_xoff_kb = None
-        case ["tx-queue", queue]:
-            return EosContext(interface=mode.interface, queue=_int(queue, "tx-queue", 0, 7))
+        case ["ipv6", "address", address]:
+            canonical = _ipv6(address)
+            if canonical not in port.ipv6:
+                port.ipv6 = [*port.ipv6, canonical]
+        case ["no", "ipv6", "address"]:
+            port.ipv6 = []
+        case ["no", "ipv6", "address", address]:
+            port.ipv6 = [a for a in port.ipv6 if a != _ipv6(address)]
+        case ["no", "shutdown"]:
+            pass  # ports are up unless shut down, which this simulator does not model
+        case ["service-profile", name]:
+            port.service_profile = name
+        case ["no", "service-profile", *_]:
+            port.service_profile = None
         case _:
-            return _NOT_HERE
-    return mode
+            return _qos_lines(port.qos, mode, tokens, grammar)
+    return mode, notice
 
 
-def _threshold(value: str, unit: str) -> int:
-    if unit not in _UNITS:
-        raise invalid(f"unknown unit {unit}")
-    number = _int(value, "threshold", 1, 1 << 30)
-    return max(1, int(number * _UNITS[unit]))
-
-
-def _txq_line(state: SwitchState, mode: EosContext, tokens: list[str]) -> object:
-    assert mode.interface is not None and mode.queue is not None
-    port = state.interfaces[mode.interface]
-    match tokens:
-        case [
-            "random-detect",
-            "ecn",
-            "minimum-threshold",
-            low,
-            low_unit,
-            "maximum-threshold",
-            high,
-            high_unit,
-            "max-mark-probability",
-            pmax,
-            *weight,
-        ] if len(weight) in (0, 2) and weight[:1] in ([], ["weight"]):
-            try:
-                queue = check_ecn(_threshold(low, low_unit), _threshold(high, high_unit), int(pmax))
-            except ValueError as exc:
-                raise invalid(str(exc)) from exc
-            port.ecn[mode.queue] = queue
-        case ["no", "random-detect", "ecn", *_]:
-            port.ecn.pop(mode.queue, None)
-        case _:
-            return _NOT_HERE
-    return mode
-
-
-def _bgp_line(state: SwitchState, mode: EosContext, tokens: list[str]) -> object:
-    bgp = state.bgp
-    assert bgp is not None
-    match tokens:
-        case ["router-id", address]:
-            bgp.router_id = _ip(address)
-        case ["no", "router-id", *_]:
-            bgp.router_id = None
-        case ["maximum-paths", paths, *ecmp] if ecmp == [] or (
-            len(ecmp) == 2 and ecmp[0] == "ecmp"
-        ):
-            value = _int(paths, "maximum-paths", 1, 512)
-            if ecmp and _int(ecmp[1], "ecmp", 1, 512) < value:
-                raise invalid("ecmp must be at least maximum-paths")
-            bgp.maximum_paths = value
-        case ["no", "maximum-paths", *_]:
-            bgp.maximum_paths = 1
-        case ["neighbor", address, "remote-as", asn]:
-            peer = _ip(address)
-            number = _asn(asn)
-            if peer in bgp.neighbors:
-                bgp.neighbors[peer].remote_as = number
-            else:
-                bgp.neighbors[peer] = BgpNeighbor(remote_as=number)
-        case ["neighbor", address, "route-map", name, "in"]:
-            _peer(bgp, address).route_map_in = name
-        case ["no", "neighbor", address, "route-map", *_]:
-            _peer(bgp, address).route_map_in = None
-        case ["no", "neighbor", address, *rest] if not rest or rest[0] == "remote-as":
-            bgp.neighbors.pop(_ip(address), None)
-        case _:
-            return _NOT_HERE
-    return mode
-
-
-def _ip(text: str) -> str:
+def _ipv6(text: str) -> str:
+    if "/" not in text:
+        raise invalid(f"address {text} lacks a prefix length")
     try:
-        return check_ipv4(text)
+        return str(ipaddress.IPv6Interface(text))
     except ValueError as exc:
         raise invalid(str(exc)) from exc
 
 
-def _peer(bgp: BgpState, address: str) -> BgpNeighbor:
-    peer = _ip(address)
-    if peer not in bgp.neighbors:
-        raise invalid(f"neighbor {peer} has no remote-as configured")
-    return bgp.neighbors[peer]
+def _qos_lines(qos: QosSettings, mode: EosContext, tokens: list[str], grammar: Grammar) -> object:
+    """PFC lines and queue sub-modes: the same in a port and in a ``qos profile``."""
+    match tokens:
+        case ["priority-flow-control", "on"] | ["priority-flow-control", "mode", "on"]:
+            qos.pfc = True
+        case ["no", "priority-flow-control"] | ["priority-flow-control", "mode", "off"]:
+            qos.pfc = False
+        case ["default", "priority-flow-control"]:
+            qos.pfc = None
+        case ["priority-flow-control", "priority", prio, "no-drop"]:
+            qos.no_drop.add(number(prio, "priority", 0, 7))
+        case ["priority-flow-control", "priority", prio, "drop"]:
+            qos.no_drop.discard(number(prio, "priority", 0, 7))
+        case ["no", "priority-flow-control", "priority", prio, *rest] if rest in ([], ["no-drop"]):
+            qos.no_drop.discard(number(prio, "priority", 0, 7))
+        case ["priority-flow-control"] | ["priority-flow-control", "priority", *_]:
+            raise incomplete()
+        case [kind] if kind in grammar.queue_kinds:
+            raise incomplete()
+        case [kind, queue] if kind in grammar.queue_kinds:
+            return EosContext(mode.kind, mode.name, (kind, number(queue, kind, 0, 7)), mode.kind)
+        case _:
+            return NOT_HERE
+    return mode
+
+
+def _queue_line(config: EosConfig, mode: EosContext, tokens: list[str]) -> object:
+    assert mode.queue is not None
+    owner = (
+        config.interfaces[mode.name].qos
+        if mode.within == "interface"
+        else config.qos_profiles[mode.name]
+    )
+    match tokens:
+        case ["random-detect", "ecn", "minimum-threshold", *rest]:
+            owner.queues[mode.queue] = _ecn(rest)
+        case ["no", "random-detect", "ecn", *_]:
+            owner.queues.pop(mode.queue, None)
+        case ["random-detect"] | ["random-detect", "ecn"]:
+            raise incomplete()
+        case _:
+            return NOT_HERE
+    return mode
+
+
+def _ecn(rest: list[str]) -> EcnThresholds:
+    """``minimum-threshold`` onwards of a ``random-detect ecn`` line."""
+    if len(rest) < 5:
+        raise incomplete()
+    low, low_unit, keyword, high, high_unit, *options = rest
+    if keyword != "maximum-threshold":
+        raise invalid()
+    units = (*BYTE_UNITS, *OTHER_UNITS)
+    if low_unit not in units or high_unit not in units:
+        raise invalid(f"unknown unit {low_unit if low_unit not in units else high_unit}")
+    lo = number(low, "minimum-threshold", 1, THRESHOLD_MAX)
+    hi = number(high, "maximum-threshold", 1, THRESHOLD_MAX)
+    if (low_unit in BYTE_UNITS) != (high_unit in BYTE_UNITS) or (
+        low_unit in OTHER_UNITS and low_unit != high_unit
+    ):
+        raise invalid("thresholds must use the same kind of unit")
+    scale = BYTE_UNITS if low_unit in BYTE_UNITS else {low_unit: 1}
+    if lo * scale[low_unit] > hi * scale[high_unit]:
+        raise invalid("minimum-threshold exceeds maximum-threshold")
+    probability = weight = None
+    for index in range(0, len(options), 2):
+        keyword, value = options[index], options[index + 1 : index + 2]
+        if keyword not in ("max-mark-probability", "weight"):
+            raise invalid()
+        if not value:
+            raise incomplete()
+        if keyword == "max-mark-probability" and probability is None and weight is None:
+            probability = number(value[0], keyword, 1, 100)
+        elif keyword == "weight" and weight is None:
+            weight = number(value[0], keyword, 0, 15)
+        else:
+            raise invalid()
+    return EcnThresholds(lo, low_unit, hi, high_unit, probability, weight)

@@ -1,28 +1,39 @@
-"""An EOS switch: running and startup `SwitchState`, named configuration sessions.
+"""An EOS switch: running and startup `EosConfig`, named configuration sessions.
 
 Sessions follow EOS: ``configure session NAME`` copies running config into
 the session; ``commit`` replaces running config with it; ``commit timer
 HH:MM:SS`` does the same but restores the pre-commit config when the timer
-expires unless ``configure session NAME commit`` confirms first.  At most
-`MAX_PENDING` uncommitted sessions exist at once and only one commit timer
-may be pending, as on EOS; the timer runs on the event loop's clock.
+expires unless ``configure session NAME commit`` confirms first.  A session
+in which a line was refused cannot be committed (EOS rejects the whole
+session).  At most `MAX_PENDING` uncommitted sessions exist at once, one
+finished session is kept (`MAX_SAVED`) and only one commit timer may be
+pending, as on EOS; the timer runs on the event loop's clock.
+
+The record on disk holds the running and startup configuration as their
+``show running-config`` text, which is read back through the grammar, and
+the `SwitchState` view of running config for readers that want values.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .device import Device, log, read_record
+from .eos_config import Grammar
+from .eos_model import EosConfig
+from .eos_profiles import EosProfile, eos_profile
+from .eos_render import running_config
+from .eos_view import config_from_state, parse_config, state_view
 from .model import SwitchState, default_state, eos_version_of
 from .replies import CliError
 from .spec import DeviceSpec
 
 MAX_PENDING = 5
-MAX_FINISHED = 8
+MAX_SAVED = 1
 PENDING = "pending"
 PENDING_TIMER = "pendingCommitTimer"
 COMPLETED = "completed"
@@ -34,10 +45,14 @@ class EosSession:
     """A named configuration session and its staged config."""
 
     name: str
-    state: SwitchState
+    config: EosConfig
     status: str = PENDING
-    before: SwitchState | None = None
+    errors: int = 0
+    before: EosConfig | None = None
     timer: asyncio.TimerHandle | None = None
+    completed_time: float | None = None
+    commit_by: float | None = None
+    finished_at: float = 0.0
 
 
 class EosDevice(Device):
@@ -50,14 +65,16 @@ class EosDevice(Device):
         super().__init__(
             spec, path, write_count=0 if record is None else int(record["write_count"])
         )
+        self.profile: EosProfile = eos_profile(spec.profile)
+        self.grammar = Grammar(queue_kinds=self.profile.queue_kinds)
         self.sessions: dict[str, EosSession] = {}
         if record is None:
-            initial = spec.initial or default_state(spec.name, self.dialect)
-            self.running = initial.clone()
-            self.startup = initial.clone()
+            self.model, self.version, self.running = self._initial()
+            self.startup = self.running.clone()
             return
-        self.running = SwitchState.from_dict(record["running"])
-        self.startup = SwitchState.from_dict(record["startup"])
+        self.model, self.version = str(record["model"]), str(record["nos_version"])
+        self.running = self._load(record["running_config"])
+        self.startup = self._load(record["startup_config"])
         pending = record.get("pending_revert")
         if pending is not None:
             log.info(
@@ -65,8 +82,33 @@ class EosDevice(Device):
                 self.name,
                 pending["session"],
             )
-            self.running = SwitchState.from_dict(pending["before"])
+            self.running = self._load(pending["before_config"])
             self.note_write()
+
+    def _initial(self) -> tuple[str, str, EosConfig]:
+        spec, profile = self.spec, self.profile
+        if spec.initial is not None:
+            state = spec.initial
+            config = config_from_state(state, profile.queue_kinds[0])
+            return state.model, state.nos_version, config
+        if profile.initial_config is not None:
+            config = parse_config(
+                profile.initial_config.format(hostname=spec.name), profile.queue_kinds
+            )
+            config.boot_image = profile.boot_image
+            return profile.model, profile.version, config
+        state = default_state(spec.name, self.dialect)
+        if profile.name:
+            state.boot_image = profile.boot_image
+            return profile.model, profile.version, config_from_state(state)
+        return state.model, state.nos_version, config_from_state(state)
+
+    def _load(self, text: str) -> EosConfig:
+        return parse_config(text, self.profile.queue_kinds)
+
+    def text(self, config: EosConfig) -> str:
+        """``show running-config`` text of `config` on this device."""
+        return running_config(config, self.model, self.version)
 
     def record(self) -> dict[str, Any]:
         timed = [
@@ -74,22 +116,24 @@ class EosDevice(Device):
         ]
         pending = None
         if timed and timed[0].before is not None:
-            pending = {"session": timed[0].name, "before": timed[0].before.to_dict()}
+            pending = {"session": timed[0].name, "before_config": self.text(timed[0].before)}
         return {
-            "running": self.running.to_dict(),
-            "startup": self.startup.to_dict(),
+            "model": self.model,
+            "nos_version": self.version,
+            "running_config": self.text(self.running),
+            "startup_config": self.text(self.startup),
+            "running": self.state_view().to_dict(),
             "pending_revert": pending,
         }
 
     def state_view(self) -> SwitchState:
-        return self.running.clone()
+        return state_view(self.running, self.model, self.version)
 
     # -- writes ------------------------------------------------------------
 
-    def replace_running(self, new: SwitchState) -> None:
-        """Make `new` the running config (boot image also goes to boot-config)."""
+    def replace_running(self, new: EosConfig) -> None:
+        """Make `new` the running config (a boot image also goes to boot-config)."""
         new = new.clone()
-        new.nos_version = self.running.nos_version
         if new.boot_image != self.running.boot_image:
             self.startup.boot_image = new.boot_image
         self.running = new
@@ -114,9 +158,8 @@ class EosDevice(Device):
         if sum(s.status == PENDING for s in self.sessions.values()) >= MAX_PENDING:
             raise CliError("% Maximum number of pending sessions has been reached")
         self.sessions.pop(name, None)
-        session = EosSession(name=name, state=self.running.clone())
+        session = EosSession(name=name, config=self.running.clone())
         self.sessions[name] = session
-        self._prune()
         return session
 
     def commit(self, name: str) -> None:
@@ -126,23 +169,23 @@ class EosDevice(Device):
             self._finish(session, COMPLETED)
             self.save()
             return
-        if session.status != PENDING:
-            raise CliError(f"% Session {name} is {session.status}")
-        session.status = COMPLETED
-        self.replace_running(session.state)
+        self._check_committable(session)
+        self._finish(session, COMPLETED)
+        self.replace_running(session.config)
 
     def commit_with_timer(self, name: str, seconds: float) -> None:
         """Commit now; restore the pre-commit config after `seconds` unless confirmed."""
         session = self._session(name)
-        if session.status != PENDING:
-            raise CliError(f"% Session {name} is {session.status}")
+        self._check_committable(session)
         others = [s.name for s in self.sessions.values() if s.status == PENDING_TIMER]
         if others:
             raise CliError(f"% Session {others[0]} already has a pending commit timer")
         session.before = self.running.clone()
         session.status = PENDING_TIMER
+        session.completed_time = time.time()
+        session.commit_by = session.completed_time + seconds
         session.timer = asyncio.get_running_loop().call_later(seconds, self._expire, name)
-        self.replace_running(session.state)
+        self.replace_running(session.config)
 
     def abort(self, name: str) -> None:
         """Discard a pending session, or roll back a timed commit now."""
@@ -153,6 +196,15 @@ class EosDevice(Device):
             self._finish(session, ABORTED)
         else:
             raise CliError(f"% Session {name} is {session.status}")
+
+    def _check_committable(self, session: EosSession) -> None:
+        if session.status != PENDING:
+            raise CliError(f"% Session {session.name} is {session.status}")
+        if session.errors:
+            raise CliError(
+                f"% Cannot commit session {session.name}: "
+                f"{session.errors} command(s) in it were rejected; abort it"
+            )
 
     def _expire(self, name: str) -> None:
         session = self.sessions.get(name)
@@ -170,18 +222,23 @@ class EosDevice(Device):
             session.timer.cancel()
         session.timer = None
         session.before = None
+        session.commit_by = None
         session.status = status
+        session.finished_at = time.monotonic()
+        if status == COMPLETED and session.completed_time is None:
+            session.completed_time = time.time()
+        finished = sorted(
+            (s for s in self.sessions.values() if s.status in (COMPLETED, ABORTED)),
+            key=lambda s: s.finished_at,
+        )
+        for old in finished[: max(0, len(finished) - MAX_SAVED)]:
+            del self.sessions[old.name]
 
     def _session(self, name: str) -> EosSession:
         session = self.sessions.get(name)
         if session is None:
             raise CliError(f"% Session {name} does not exist")
         return session
-
-    def _prune(self) -> None:
-        finished = [n for n, s in self.sessions.items() if s.status in (COMPLETED, ABORTED)]
-        for name in finished[: max(0, len(finished) - MAX_FINISHED)]:
-            del self.sessions[name]
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -196,8 +253,6 @@ class EosDevice(Device):
         self.save()
 
     def finish_reboot(self) -> None:
-        running = self.startup.clone()
-        running.nos_version = eos_version_of(self.startup.boot_image)
-        self.startup = dataclasses.replace(self.startup, nos_version=running.nos_version)
-        self.running = running
+        self.running = self.startup.clone()
+        self.version = eos_version_of(self.startup.boot_image)
         self.save()

@@ -15,8 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from . import eos_render as render
+from . import eos_show as show
 from .eos_config import GLOBAL, EosContext, apply_line
 from .eos_device import PENDING, EosDevice
+from .eos_model import EosConfig
+from .eos_sessions import sessions_json, sessions_text
 from .replies import Action, CliError, Reply, invalid
 
 _SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -108,6 +111,11 @@ class EosShell:
                 return Reply()
             case ["configure", "session", name, "commit"]:
                 return self._commit(lambda: self.device.commit(name))
+            case ["configure", "session", name, "commit", "timer", value]:
+                total = _timer_seconds(value)
+                return self._commit(lambda: self.device.commit_with_timer(name, total))
+            case ["configure", "session"] | ["configure", "session", _, "commit", "timer"]:
+                raise CliError("% Incomplete command")
             case ["configure", "session", name, "abort"]:
                 self.device.abort(name)
                 return Reply()
@@ -165,78 +173,69 @@ class EosShell:
         return json.dumps(data, indent=2) if as_json else str(data)
 
     def _show_data(self, command: str, as_json: bool) -> Any:
-        device, state, facts = self.device, self.device.running, self.device.facts()
-        session = device.sessions.get(self.session) if self.session else None
+        device, config, facts = self.device, self.device.running, self.device.facts()
+        model, version = device.model, device.version
+        current = device.sessions.get(self.session) if self.session else None
         match command.split(" "):
             case ["show", "version"]:
-                return (
-                    render.version_json(state, facts)
-                    if as_json
-                    else render.version_text(state, facts)
-                )
+                if as_json:
+                    return show.version_json(model, version, facts)
+                return show.version_text(model, version, facts)
             case ["show", "hostname"]:
-                data = {"hostname": state.hostname, "fqdn": state.hostname}
+                data = {"hostname": config.hostname, "fqdn": config.hostname}
                 return (
-                    data if as_json else f"Hostname: {state.hostname}\nFQDN:     {state.hostname}"
+                    data if as_json else f"Hostname: {config.hostname}\nFQDN:     {config.hostname}"
                 )
             case ["show", "running-config"]:
-                text = render.running_config(state)
-                return render.config_tree(text) if as_json else text
+                return self._config_text(config, as_json)
             case ["show", "startup-config"] if not as_json:
-                return render.running_config(device.startup).replace(
+                return device.text(device.startup).replace(
                     "show running-config", "show startup-config"
                 )
             case ["show", "interfaces"]:
-                return (
-                    render.interfaces_json(state, facts)
-                    if as_json
-                    else render.interfaces_text(state, facts)
-                )
-            case ["show", "ip", "bgp", "summary"]:
-                return (
-                    render.bgp_summary_json(state, facts)
-                    if as_json
-                    else render.bgp_summary_text(state, facts)
-                )
+                if as_json:
+                    return show.interfaces_json(config, facts)
+                return show.interfaces_text(config, facts)
+            case ["show", ("ip" | "ipv6") as family, "bgp", "summary"]:
+                number = 4 if family == "ip" else 6
+                if as_json:
+                    return show.bgp_summary_json(config, facts, number)
+                return show.bgp_summary_text(config, facts, number)
             case ["show", "ip", "bgp", "neighbors"]:
                 return (
-                    render.bgp_neighbors_json(state)
-                    if as_json
-                    else render.bgp_neighbors_text(state)
+                    show.bgp_neighbors_json(config) if as_json else show.bgp_neighbors_text(config)
                 )
+            case ["show", "lldp", "neighbors", "detail"] if as_json:
+                return show.lldp_json(config, device.spec.lldp, facts)
+            case ["show", "lldp", "neighbors"] if not as_json:
+                return show.lldp_text(device.spec.lldp)
             case ["show", "boot-config"] if not as_json:
-                return render.boot_config_text(device.startup)
-            case ["show", "configuration", "sessions"]:
-                return self._sessions(as_json)
-            case ["show", "session-config", "diffs"] if session is not None and not as_json:
-                return render.session_diff(
-                    render.running_config(state), render.running_config(session.state), session.name
-                )
-            case ["show", "session-config", "named", name, "diffs"] if (
-                name in device.sessions and not as_json
-            ):
-                staged = device.sessions[name].state
-                return render.session_diff(
-                    render.running_config(state), render.running_config(staged), name
-                )
-            case ["show", "session-config"] if session is not None:
-                text = render.running_config(session.state)
-                return render.config_tree(text) if as_json else text
+                return show.boot_config_text(device.startup.boot_image)
+            case ["show", "configuration", "sessions", *detail] if detail in ([], ["detail"]):
+                return sessions_json(device) if as_json else sessions_text(device)
+            case ["show", "session-config", "diffs"] if current is not None and not as_json:
+                return self._diff(current.config, current.name)
+            case ["show", "session-config"] if current is not None:
+                return self._config_text(current.config, as_json)
+            case ["show", "session-config", "named", name, *rest] if name in device.sessions:
+                staged = device.sessions[name].config
+                if rest == ["diffs"] and not as_json:
+                    return self._diff(staged, name)
+                if not rest:
+                    return self._config_text(staged, as_json)
+            case ["show", "session-config", "named", name, *_]:
+                raise CliError(f"% Session {name} does not exist")
         raise invalid()
 
-    def _sessions(self, as_json: bool) -> Any:
-        sessions = {
-            name: {"state": s.status, "description": "", "instances": {}}
-            for name, s in self.device.sessions.items()
-        }
-        if as_json:
-            return {"sessions": sessions, "maxSavedSessions": 8, "maxOpenSessions": 5}
-        rows = [
-            "  Name        State               User    Terminal",
-            "  ----------- ------------------- ------- --------",
-        ]
-        rows += [f"  {name:<11} {data['state']:<19}" for name, data in sessions.items()]
-        return "\n".join(rows)
+    def _config_text(self, config: EosConfig, as_json: bool) -> Any:
+        text = self.device.text(config)
+        return render.config_tree(text) if as_json else text
+
+    def _diff(self, staged: EosConfig, name: str) -> str:
+        device = self.device
+        return render.session_diff(
+            device.text(device.running), device.text(staged), name, device.profile.diff_hunks
+        )
 
     # -- configuration mode ---------------------------------------------------
 
@@ -256,21 +255,30 @@ class EosShell:
             reply = self._session_command(self.session, text)
             if reply is not None:
                 return reply
-        if self.device.fault.rejects(text):
-            raise invalid(f"rejected: {text}")
+        grammar = self.device.grammar
         if self.session is not None:
             session = self.device.sessions.get(self.session)
             if session is None or session.status != PENDING:
                 name = self.session
                 self._leave()
                 raise CliError(f"% Session {name} is no longer pending")
-            self.context = apply_line(session.state, self.context, text)
-            return Reply()
+            staged = session.config.clone()
+            try:
+                if self.device.fault.rejects(text):
+                    raise invalid(f"rejected: {text}")
+                self.context, notice = apply_line(staged, self.context, text, grammar)
+            except CliError:
+                session.errors += 1
+                raise
+            session.config = staged
+            return Reply(notice)
+        if self.device.fault.rejects(text):
+            raise invalid(f"rejected: {text}")
         working = self.device.running.clone()
-        self.context = apply_line(working, self.context, text)
+        self.context, notice = apply_line(working, self.context, text, grammar)
         if working != self.device.running:
             self.device.replace_running(working)
-        return Reply()
+        return Reply(notice)
 
     def _session_command(self, name: str, text: str) -> Reply | None:
         if text == "abort":
@@ -281,15 +289,23 @@ class EosShell:
             return self._commit(lambda: self.device.commit(name), leave=True)
         match text.split(" "):
             case ["commit", "timer", value]:
-                match = _TIMER.match(value)
-                if match is None:
-                    raise invalid("timer must be HH:MM:SS")
-                hours, minutes, seconds = (int(g) for g in match.groups())
-                total = hours * 3600 + minutes * 60 + seconds
-                if total == 0:
-                    raise invalid("timer must be positive")
+                total = _timer_seconds(value)
                 return self._commit(lambda: self.device.commit_with_timer(name, total), leave=True)
+            case ["commit", "timer"]:
+                raise CliError("% Incomplete command")
         return None
 
     def _leave(self) -> None:
         self.configuring, self.session, self.context = False, None, GLOBAL
+
+
+def _timer_seconds(value: str) -> int:
+    """Seconds of a ``commit timer HH:MM:SS`` argument."""
+    match = _TIMER.match(value)
+    if match is None:
+        raise invalid("timer must be HH:MM:SS")
+    hours, minutes, seconds = (int(g) for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total == 0:
+        raise invalid("timer must be positive")
+    return total

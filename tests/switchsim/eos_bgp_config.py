@@ -1,0 +1,186 @@
+"""EOS ``router bgp`` grammar: the process, peer groups, neighbours and address families.
+
+AS numbers are accepted in asplain (``4266524237``) or asdot
+(``65101.65101``) form; ``bgp asn notation asdot`` only changes how they are
+printed.  The AS of a running process cannot be changed by entering
+``router bgp OTHER``: EOS answers ``% BGP is already running with AS number
+N``.  Peer groups use the 4.2x+ syntax ``neighbor NAME peer group`` and
+``neighbor IP peer group NAME``; the older hyphenated ``peer-group`` form is
+accepted as input and printed in the new form, as EOS does.  A neighbour
+inherits ``remote-as`` and route maps from its peer group.  IPv6
+neighbours are activated under ``address-family ipv6``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from .eos_config import GLOBAL, NOT_HERE, ROUTER_BGP, EosContext, incomplete, number
+from .eos_model import EosBgp, EosConfig, EosPeer, asn_text
+from .model import ASN_MAX, check_ipv4
+from .replies import CliError, invalid
+
+
+def parse_asn(token: str) -> int:
+    """An AS number in asplain or asdot notation."""
+    if token.count(".") == 1:
+        high, low = token.split(".")
+        value = (number(high, "AS number", 0, 65535) << 16) + number(low, "AS number", 0, 65535)
+    else:
+        value = number(token, "AS number", 1, ASN_MAX)
+    if value == 0:
+        raise invalid("AS number 0 is reserved")
+    return value
+
+
+def router_bgp(config: EosConfig, remove: bool, rest: list[str]) -> EosContext:
+    """``router bgp ASN`` (enter, creating the process) or ``no router bgp [ASN]``."""
+    if remove:
+        if len(rest) > 1:
+            raise invalid()
+        if rest and config.bgp is not None and parse_asn(rest[0]) != config.bgp.asn:
+            raise invalid("no BGP process with that AS number")
+        config.bgp = None
+        return GLOBAL
+    if not rest:
+        raise incomplete()
+    if len(rest) > 1:
+        raise invalid()
+    asn = parse_asn(rest[0])
+    if config.bgp is None:
+        config.bgp = EosBgp(asn=asn)
+    elif config.bgp.asn != asn:
+        shown = asn_text(config.bgp.asn, config.bgp.asdot)
+        raise CliError(f"% BGP is already running with AS number {shown}")
+    return ROUTER_BGP
+
+
+def _address(token: str) -> str | None:
+    """The canonical form of an IPv4/IPv6 peer address, or None for a group name."""
+    try:
+        return str(ipaddress.ip_address(token))
+    except ValueError:
+        return None
+
+
+def _peer(bgp: EosBgp, token: str, create: bool = True) -> EosPeer:
+    address = _address(token)
+    if address is None:
+        group = bgp.peer_groups.get(token)
+        if group is None:
+            raise invalid(f"peer group {token} does not exist")
+        return group
+    if address not in bgp.neighbors:
+        if not create:
+            raise invalid(f"neighbor {address} does not exist")
+        bgp.neighbors[address] = EosPeer()
+    return bgp.neighbors[address]
+
+
+def bgp_line(config: EosConfig, mode: EosContext, tokens: list[str], raw: str) -> object:
+    """One line in ``router bgp`` or ``address-family`` mode."""
+    bgp = config.bgp
+    if bgp is None:  # removed by a line that fell through to global mode
+        return NOT_HERE
+    if mode.kind == "address-family":
+        return _family_line(bgp, mode, tokens)
+    match tokens:
+        case ["bgp", "asn", "notation", ("asdot" | "asplain") as notation]:
+            bgp.asdot = notation == "asdot"
+        case ["no", "bgp", "asn", "notation", *_]:
+            bgp.asdot = False
+        case ["router-id", address]:
+            try:
+                bgp.router_id = check_ipv4(address)
+            except ValueError as exc:
+                raise invalid(str(exc)) from exc
+        case ["no", "router-id", *_]:
+            bgp.router_id = None
+        case ["maximum-paths", paths]:
+            bgp.maximum_paths, bgp.ecmp = number(paths, "maximum-paths", 1, 600), None
+        case ["maximum-paths", paths, "ecmp", ecmp]:
+            value = number(paths, "maximum-paths", 1, 600)
+            if number(ecmp, "ecmp", 1, 600) < value:
+                raise invalid("ecmp must be at least maximum-paths")
+            bgp.maximum_paths, bgp.ecmp = value, int(ecmp)
+        case ["no", "maximum-paths", *_]:
+            bgp.maximum_paths = bgp.ecmp = None
+        case ["address-family", ("ipv4" | "ipv6") as family]:
+            return EosContext("address-family", family)
+        case ["neighbor", *rest]:
+            _neighbor(bgp, rest, raw)
+        case ["no", "neighbor", *rest]:
+            _no_neighbor(bgp, rest)
+        case ["router-id"] | ["maximum-paths"] | ["address-family"] | ["bgp", "asn", "notation"]:
+            raise incomplete()
+        case _:
+            return NOT_HERE
+    return mode
+
+
+def _neighbor(bgp: EosBgp, rest: list[str], raw: str) -> None:
+    match rest:
+        case [name, "peer", "group"] | [name, "peer-group"] if _address(name) is None:
+            bgp.peer_groups.setdefault(name, EosPeer())
+        case [address, "peer", "group", group] | [address, "peer-group", group] if _address(
+            address
+        ):
+            if group not in bgp.peer_groups:
+                raise invalid(f"peer group {group} does not exist")
+            _peer(bgp, address).peer_group = group
+        case [who, "remote-as", asn]:
+            value = parse_asn(asn)
+            _peer(bgp, who).remote_as = value
+        case [who, "route-map", name, "in"]:
+            _peer(bgp, who).route_map_in = name
+        case [who, "route-map", name, "out"]:
+            _peer(bgp, who).route_map_out = name
+        case [who, "description", _, *_]:
+            _peer(bgp, who).description = raw.split(None, 3)[3]
+        case [] | [_] | [_, "remote-as" | "route-map" | "description" | "peer"]:
+            raise incomplete()
+        case _:
+            raise invalid()
+
+
+def _no_neighbor(bgp: EosBgp, rest: list[str]) -> None:
+    match rest:
+        case [who]:
+            address = _address(who)
+            if address is None:
+                if bgp.peer_groups.pop(who, None) is None:
+                    raise invalid(f"peer group {who} does not exist")
+                for peer in bgp.neighbors.values():
+                    peer.peer_group = None if peer.peer_group == who else peer.peer_group
+            else:
+                bgp.neighbors.pop(address, None)
+            for peers in bgp.activated.values():
+                peers.discard(address or who)
+        case [who, "remote-as", *_]:
+            _peer(bgp, who, create=False).remote_as = None
+        case [who, "route-map", *args] if args[-1:] in (["in"], ["out"]):
+            peer = _peer(bgp, who, create=False)
+            if args[-1] == "in":
+                peer.route_map_in = None
+            else:
+                peer.route_map_out = None
+        case [who, "description", *_]:
+            _peer(bgp, who, create=False).description = None
+        case [who, "peer", "group", *_] | [who, "peer-group", *_]:
+            _peer(bgp, who, create=False).peer_group = None
+        case []:
+            raise incomplete()
+        case _:
+            raise invalid()
+
+
+def _family_line(bgp: EosBgp, mode: EosContext, tokens: list[str]) -> object:
+    match tokens:
+        case ["neighbor", who, "activate"]:
+            _peer(bgp, who, create=False)
+            bgp.activated.setdefault(mode.name, set()).add(_address(who) or who)
+        case ["no", "neighbor", who, "activate"]:
+            bgp.activated.get(mode.name, set()).discard(_address(who) or who)
+        case _:
+            return NOT_HERE
+    return mode

@@ -1,0 +1,131 @@
+"""Between an EOS running configuration and the dialect-neutral `SwitchState`.
+
+`state_view` is what a test asserts on: the *effective* settings (a port's
+qos profile merged with its own lines, a neighbour's peer group, the L3
+address only on a routed port, PFC priorities only where PFC is on).
+`config_from_state` builds the configuration a spec's initial `SwitchState`
+describes, in the plain style (per-port lines, ``tx-queue``/``uc-tx-queue``
+per platform, thresholds in kbytes); EOS has no PFC headroom or xoff
+setting, so those fields of the state are not carried over.
+`parse_config` reads a saved ``show running-config`` text back.
+"""
+
+from __future__ import annotations
+
+from .eos_config import GLOBAL, Grammar, apply_line
+from .eos_model import (
+    L3_MTU_DEFAULT,
+    EcnThresholds,
+    EosBgp,
+    EosConfig,
+    EosInterface,
+    EosPeer,
+    QosSettings,
+)
+from .model import BgpNeighbor, BgpState, EcnQueue, InterfaceState, SwitchState
+
+ECN_DEFAULT_PROBABILITY = 100
+
+
+def config_from_state(state: SwitchState, queue_kind: str = "tx-queue") -> EosConfig:
+    """The EOS configuration holding what `state` describes."""
+    interfaces = {}
+    for name, port in state.interfaces.items():
+        qos = QosSettings(
+            pfc=True if port.pfc_priorities else None,
+            no_drop=set(port.pfc_priorities),
+            queues={
+                (queue_kind, q): EcnThresholds(
+                    e.kmin_kb, "kbytes", e.kmax_kb, "kbytes", e.pmax_percent
+                )
+                for q, e in port.ecn.items()
+            },
+        )
+        interfaces[name] = EosInterface(
+            description=port.description,
+            mtu=None if port.mtu == L3_MTU_DEFAULT else port.mtu,
+            switchport=port.ipv4 is None,
+            ipv4=port.ipv4,
+            qos=qos,
+        )
+    bgp = None
+    if state.bgp is not None:
+        paths = None if state.bgp.maximum_paths == 1 else state.bgp.maximum_paths
+        bgp = EosBgp(
+            asn=state.bgp.asn,
+            router_id=state.bgp.router_id,
+            maximum_paths=paths,
+            ecmp=paths,
+            neighbors={
+                ip: EosPeer(remote_as=n.remote_as, route_map_in=n.route_map_in)
+                for ip, n in state.bgp.neighbors.items()
+            },
+        )
+    return EosConfig(
+        hostname=state.hostname,
+        boot_image=state.boot_image,
+        interfaces=interfaces,
+        dscp_map={d: (tc, None) for d, tc in state.dscp_to_tc.items()},
+        ip_routing=bgp is not None or any(p.ipv4 for p in state.interfaces.values()),
+        bgp=bgp,
+    )
+
+
+def state_view(config: EosConfig, model: str, version: str) -> SwitchState:
+    """The effective settings of `config` as a `SwitchState`."""
+    interfaces = {}
+    for name, port in config.interfaces.items():
+        qos = config.effective_qos(port)
+        ecn = {}
+        for (_kind, queue), thresholds in sorted(qos.queues.items()):
+            kilobytes = thresholds.kilobytes()
+            if kilobytes is not None:
+                probability = thresholds.probability or ECN_DEFAULT_PROBABILITY
+                ecn[queue] = EcnQueue(kilobytes[0], kilobytes[1], probability)
+        interfaces[name] = InterfaceState(
+            mtu=L3_MTU_DEFAULT if port.mtu is None else port.mtu,
+            description=port.description,
+            ipv4=None if port.switchport else port.ipv4,
+            pfc_priorities=sorted(qos.no_drop) if qos.pfc else [],
+            ecn=ecn,
+        )
+    return SwitchState(
+        hostname=config.hostname,
+        model=model,
+        nos_version=version,
+        boot_image=config.boot_image,
+        interfaces=interfaces,
+        dscp_to_tc={d: tc for d, (tc, _dp) in config.dscp_map.items()},
+        bgp=None if config.bgp is None else _bgp_view(config.bgp),
+    )
+
+
+def _bgp_view(bgp: EosBgp) -> BgpState:
+    neighbors = {}
+    for address, peer in bgp.neighbors.items():
+        group = bgp.peer_groups.get(peer.peer_group or "", EosPeer())
+        remote_as = peer.remote_as if peer.remote_as is not None else group.remote_as
+        if ":" in address or remote_as is None:
+            continue
+        neighbors[address] = BgpNeighbor(remote_as, peer.route_map_in or group.route_map_in)
+    return BgpState(
+        asn=bgp.asn,
+        router_id=bgp.router_id,
+        maximum_paths=bgp.maximum_paths or 1,
+        neighbors=neighbors,
+    )
+
+
+def parse_config(text: str, queue_kinds: tuple[str, ...]) -> EosConfig:
+    """Rebuild a configuration from its ``show running-config`` text."""
+    config = EosConfig(hostname="", boot_image="")
+    grammar = Grammar(queue_kinds=queue_kinds, create_interfaces=True)
+    context = GLOBAL
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("! boot system "):
+            config.boot_image = stripped.removeprefix("! boot system ")
+        if not stripped or stripped.startswith("!") or stripped == "end":
+            continue
+        context, _notice = apply_line(config, context, stripped, grammar)
+    return config
