@@ -3,7 +3,8 @@ through ``config apply-patch``, checkpoints and a systemd timer as commit-confir
 
 =========  =============================================================================
 observe    ``show version`` + ``show runningconfiguration all`` (config_db JSON, per
-           namespace on multi-ASIC switches) -> flat state (:mod:`.sonic_parse`)
+           namespace on multi-ASIC switches) -> flat state (:mod:`.sonic_parse`),
+           plus ``docker exec lldp lldpctl -f json`` (neighbours; none if it fails)
 stage      read the before-state (kept as ``candidate.before``), refuse what the
            platform cannot express (:mod:`.sonic_caps`), build the patches
            (:mod:`.sonic_patch`: one, or two when a BGP peer is deleted and re-added),
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.drivers.base import DeviceRef
+from reconciler.drivers.lldp_parse import parse_sonic_lldp
 from reconciler.drivers.netmiko_common import Dialect, Phase, SwitchDriver
 from reconciler.drivers.netmiko_exec import ExecPool, ExecSession
 from reconciler.drivers.safevalues import IMAGE_URL, SafeValues
@@ -52,6 +54,7 @@ from reconciler.settings import Change, Scalar
 
 SONIC = Dialect("linux", r"[^\n]*[$#]\s*$", enable=False)
 CONFIG = "/usr/local/bin/config"
+LLDP = "docker exec lldp lldpctl -f json"
 PARSE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError)
 
 
@@ -127,7 +130,20 @@ class SonicDriver(SwitchDriver):
 
     def observe(self, device: DeviceRef) -> dict[str, Scalar]:
         with self.exec.session(device) as session:
-            return self._read(session)[0]
+            state = self._read(session)[0]
+            state.update(self._lldp(session))
+        return dict(sorted(state.items()))
+
+    @staticmethod
+    def _lldp(session: ExecSession) -> dict[str, Scalar]:
+        """LLDP neighbours; a switch without the LLDP container (or answer) has none."""
+        result = session.run(LLDP)
+        if result.status != 0:
+            return {}
+        try:
+            return parse_sonic_lldp(json.loads(result.stdout))
+        except PARSE_ERRORS:
+            return {}
 
     def stage(self, device: DeviceRef, changes: Sequence[Change]) -> SonicCandidate:
         values = SafeValues(device.name)

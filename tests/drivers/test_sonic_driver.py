@@ -1,16 +1,17 @@
-"""The SONiC driver over real SSH (netmiko ``linux``) to the switch simulator: config_db
-patches, checkpoints, the systemd rollback timer, ``echo $?`` checks, faults, upgrade."""
+"""The SONiC driver over real SSH exec channels to the switch simulator: config_db
+patches, checkpoints, the systemd rollback timer, exit statuses, faults, upgrade."""
 
 from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from inventory.problems import UNKNOWN
 from reconciler.drivers.base import DeviceRef, Outcome
+from reconciler.drivers.netmiko_exec import ExecSession, Result
 from reconciler.drivers.netmiko_sonic import SonicCandidate, SonicDriver
 from reconciler.errors import ConfigRejected, ConnectionLost, DeviceTimeout
 from reconciler.loop import _settle_unknown
@@ -20,21 +21,15 @@ from tests.drivers.simflat import flat_from_state
 from tests.switchsim import Fault
 from tests.switchsim.model import default_state
 
+# What default (bgpcfgd-mode) SONiC expresses through config_db on any platform; ECN,
+# headroom, router-id, maximum-paths and route-maps are refused per sonic_caps.
 WANT: dict[str, Scalar] = {
     "interfaces/Ethernet0/mtu": 9000,
     "interfaces/Ethernet4/address": "10.0.0.1/31",
     "interfaces/Ethernet4/pfc_priorities": "3",
     "qos/dscp/26": 3,
-    "qos/ecn/3/kmin_kb": 200,
-    "qos/ecn/3/kmax_kb": 800,
-    "qos/ecn/3/pmax_percent": 20,
-    "qos/pfc_headroom_kb": 128,
-    "qos/pfc_xoff_kb": 400,
     "bgp/asn": 65001,
-    "bgp/router_id": "10.255.0.9",
-    "bgp/maximum_paths": 8,
     "bgp/neighbors/10.0.0.0/remote_as": 65000,
-    "bgp/neighbors/10.0.0.0/inbound_filter": "FABRIC-IN",
 }
 
 
@@ -43,8 +38,9 @@ def plan(driver: SonicDriver, ref: DeviceRef, want: dict[str, Scalar] = WANT) ->
 
 
 def shell(driver: SonicDriver, ref: DeviceRef, command: str) -> str:
-    with driver.pool.session(ref) as session:
-        return session.run(command)
+    with driver.exec.session(ref) as session:
+        result = session.run(command)
+        return result.stdout + result.stderr
 
 
 def record(switches: Switches, ref: DeviceRef) -> dict[str, Any]:
@@ -57,8 +53,13 @@ def test_observe_reads_what_the_switch_holds(switches: Switches) -> None:
     state = default_state("leaf-9", "sonic")
     ref = switches.add("sonic", state)
     observed = switches.driver("sonic").observe(ref)
-    observed.pop("system/serial")
-    assert observed == flat_from_state(switches.sim.state(ref.name))
+    model = flat_from_state(switches.sim.state(ref.name))
+    build = str(model.pop("system/nos_version"))
+    assert observed["system/nos_version"] == build.split(".")[0]
+    assert build in str(observed["system/nos_build"])
+    assert {p: observed.get(p) for p in model if "xoff" not in p} == {
+        p: v for p, v in model.items() if "xoff" not in p
+    }
 
 
 def test_apply_with_commit_confirm_converges_saves_and_cleans_up(switches: Switches) -> None:
@@ -82,7 +83,7 @@ def test_each_step_by_hand_leaves_no_patch_file(switches: Switches) -> None:
     driver.commit(ref, candidate, confirm_within=30)
     assert candidate.ident in record(switches, ref)["checkpoints"]
     driver.confirm(ref, candidate)
-    assert "No such file" in shell(driver, ref, f"cat {candidate.file}")
+    assert "No such file" in shell(driver, ref, f"cat {candidate.files[0]}")
     assert record(switches, ref)["checkpoints"] == {}
 
 
@@ -107,10 +108,10 @@ def test_the_candidate_keeps_the_before_state_and_its_patch(switches: Switches) 
     driver = switches.driver("sonic")
     before = driver.observe(ref)
     candidate = driver.stage(ref, plan(driver, ref))
-    assert candidate.before == before and candidate.patch
-    assert json.loads(shell(driver, ref, f"cat {candidate.file}")) == candidate.patch
+    assert candidate.before == before and candidate.patches
+    assert json.loads(shell(driver, ref, f"cat {candidate.files[0]}")) == candidate.patches[0]
     driver.discard(ref, candidate)
-    assert "No such file" in shell(driver, ref, f"cat {candidate.file}")
+    assert "No such file" in shell(driver, ref, f"cat {candidate.files[0]}")
 
 
 def test_dry_run_writes_nothing(switches: Switches) -> None:
@@ -171,3 +172,30 @@ def test_a_nos_change_without_an_image_url_is_refused(switches: Switches) -> Non
     ref = switches.add("sonic")
     with pytest.raises(ConfigRejected, match="image"):
         switches.driver("sonic").stage(ref, [Change("system/nos_version", "202311.1", "202411")])
+
+
+def test_an_unparsable_answer_is_that_devices_error(switches: Switches) -> None:
+    """Output the parser cannot read is ConfigRejected for the device, not a crash."""
+    driver = switches.driver("sonic")
+    for text, reason in (("{not json", "not JSON"), ("[1, 2]", "not a JSON object")):
+        with pytest.raises(ConfigRejected, match=reason):
+            driver._running(cast(ExecSession, _Fixed("sonic-x", text)))
+
+
+class _Fixed:
+    """A session whose every command answers ``text`` with exit status 0."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        self.text = text
+
+    def run(self, command: str, **_: Any) -> Any:
+        return Result(self.text, "", 0)
+
+
+def test_connections_are_reused_across_steps(switches: Switches) -> None:
+    """observe, stage, compare, commit and confirm share one SSH client per device."""
+    ref = switches.add("sonic")
+    driver = switches.driver("sonic")
+    driver.apply(ref, plan(driver, ref), dry_run=False, confirm_within=30)
+    assert driver.exec.opened == 1
