@@ -1,0 +1,161 @@
+"""Fabric-shape policies: each cable's class fits the roles at its ends, a NIC reaches
+the leaf of its own rail, no two routed ports share an address or a /31 with a port of
+another cable, and the nodes of one training gang run one firmware bundle.
+
+Every check is one pass over the cables, the address plan or the gangs (dictionary
+look-ups, never a scan of pairs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from intent.fleet import Fleet
+from inventory.index import Endpoint
+from inventory.models import LinkClass, Role
+from policies.engine import Finding, policy
+from policies.views import where
+
+ROLES_OF_CLASS: dict[LinkClass, tuple[frozenset[Role], ...]] = {
+    LinkClass.host_leaf: (frozenset({Role.gpu_node, Role.leaf}),),
+    LinkClass.leaf_spine: (frozenset({Role.leaf, Role.spine}),),
+    LinkClass.frontend: (
+        frozenset({Role.gpu_node, Role.frontend}),
+        frozenset({Role.frontend}),
+    ),
+}
+"""The role pairs a cable of each class may join (a set of one role: both ends)."""
+
+
+def _pairs(link_class: LinkClass) -> str:
+    """``gpu-node - leaf``; a set of one role joins two devices of that role."""
+    shown = []
+    for pair in ROLES_OF_CLASS[link_class]:
+        roles = sorted(r.value for r in pair)
+        shown.append(" - ".join(roles if len(roles) == 2 else roles * 2))
+    return " or ".join(shown)
+
+
+@policy(
+    "cabling.class-fits-roles",
+    title="Each cable's class fits the roles of the devices at its ends",
+    rationale="The class decides MTU, addressing pool, lossless treatment and BGP sessions; a "
+    "leaf-spine cable between two leaves gets a spine's settings on neither end.",
+    remediation="Fix the cable's class, or the device it names at one end.",
+)
+def class_fits_roles(fleet: Fleet) -> Iterator[Finding]:
+    for index, link in enumerate(fleet.links):
+        a, b = fleet.devices.get(link.a), fleet.devices.get(link.b)
+        if a is None or b is None:
+            continue  # an input error, reported at load
+        if frozenset({a.role, b.role}) in ROLES_OF_CLASS[link.link_class]:
+            continue
+        yield Finding(
+            f"{link.a}:{link.a_port}",
+            f"{link.link_class.value} cable {link.a}:{link.a_port} ({a.role.value}) <-> "
+            f"{link.b}:{link.b_port} ({b.role.value}): a {link.link_class.value} cable joins "
+            f"{_pairs(link.link_class)}",
+            (fleet.where.links[index],),
+            (link.a, link.b),
+        )
+
+
+@policy(
+    "cabling.rail-match",
+    title="Each GPU NIC is cabled to the leaf of its own rail",
+    rationale="Rail-optimised collectives send NIC r's traffic through leaf r in one hop; a "
+    "NIC on another rail's leaf turns that traffic into spine traffic and breaks the rail "
+    "alignment NCCL expects.",
+    remediation="Re-cable the NIC to its rail's leaf (or fix the NIC's or the leaf's rail).",
+)
+def rail_match(fleet: Fleet) -> Iterator[Finding]:
+    for index, link in enumerate(fleet.links):
+        if link.link_class is not LinkClass.host_leaf:
+            continue
+        ends = {Endpoint(link.a, link.a_port), Endpoint(link.b, link.b_port)}
+        host = next((e for e in ends if _role(fleet, e.device) is Role.gpu_node), None)
+        leaf = next((e for e in ends if _role(fleet, e.device) is Role.leaf), None)
+        if host is None or leaf is None:
+            continue  # cabling.class-fits-roles reports it
+        nic = next((n for n in fleet.devices[host.device].nics if n.name == host.port), None)
+        leaf_rail = fleet.devices[leaf.device].rail
+        if nic is None or nic.rail is None or leaf_rail is None or nic.rail == leaf_rail:
+            continue
+        yield Finding(
+            f"{host}",
+            f"{host} is on rail {nic.rail} but cabled to {leaf} of rail {leaf_rail}",
+            (fleet.where.links[index], fleet.where.devices[host.device]),
+            (host.device, leaf.device),
+        )
+
+
+def _role(fleet: Fleet, name: str) -> Role | None:
+    device = fleet.devices.get(name)
+    return None if device is None else device.role
+
+
+@policy(
+    "addressing.unique",
+    title="No two routed ports share an address, and a /31 belongs to one cable",
+    rationale="Overlapping pools or overrides hand the same /31 to two links: traffic for one "
+    "peer lands on another, and BGP sessions flap between them.",
+    remediation="Give each link class a pool of its own that overlaps no other, or fix the "
+    "override that reuses an address.",
+)
+def addressing_unique(fleet: Fleet) -> Iterator[Finding]:
+    by_address: dict[int, Endpoint] = {}
+    by_subnet: dict[tuple[int, int], Endpoint] = {}
+    for end, sourced in fleet.addresses.addresses.items():
+        address = sourced.value
+        other = by_address.get(address.packed)
+        if other is not None:
+            yield Finding(
+                f"{end}",
+                f"{end} has {address}, already the address of {other}",
+                where(sourced, fleet.addresses.addresses[other]),
+                (end.device, other.device),
+            )
+            continue
+        by_address[address.packed] = end
+        first = by_subnet.setdefault(address.subnet, end)
+        pl = fleet.cabling.at(end.device, end.port)
+        if first is end or pl is None or pl.peer == first:
+            continue
+        yield Finding(
+            f"{end}",
+            f"{end} has {address}, in the same /{address.prefixlen} as {first} on another cable",
+            where(sourced, fleet.addresses.addresses[first]),
+            (end.device, first.device),
+        )
+
+
+@policy(
+    "firmware.gang-uniform",
+    title="The nodes of one training gang run one firmware bundle",
+    rationale="A gang's ranks run one collective library over one driver stack; mixed "
+    "driver, NIC firmware or NCCL versions within a gang hang or slow its all-reduce.",
+    remediation="Put every node of the gang in the same bundle (one group covering the gang), "
+    "or move the gang's nodes together in one rollout wave.",
+)
+def gang_uniform(fleet: Fleet) -> Iterator[Finding]:
+    for gang in fleet.gangs.values():
+        bundles: dict[str, list[str]] = {}
+        for node in gang.nodes:
+            intent = fleet.intent.get(node)
+            chosen = intent.get("firmware", "bundle") if intent is not None else None
+            if chosen is not None and chosen.value is not None:
+                bundles.setdefault(chosen.value, []).append(node)
+        if len(bundles) < 2:
+            continue
+        split = "; ".join(
+            f"{bundle}: {len(nodes)} node(s) ({', '.join(nodes[:3])}"
+            f"{' ...' if len(nodes) > 3 else ''})"
+            for bundle, nodes in sorted(bundles.items())
+        )
+        owners = [fleet.intent[nodes[0]].get("firmware", "bundle") for nodes in bundles.values()]
+        yield Finding(
+            gang.name,
+            f"gang {gang.name} spans {len(bundles)} firmware bundles: {split}",
+            (*where(*owners), fleet.where.gangs[gang.name]),
+            tuple(gang.nodes),
+        )
