@@ -15,12 +15,22 @@ Every field of a settings patch is optional: absent means "not set at this scope
 from __future__ import annotations
 
 from datetime import date
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from typing import Annotated
 
 from pydantic import Field, StrictInt, StringConstraints, field_validator, model_validator
 
-from inventory.models import Label, LinkClass, Name, Platform, PortName, Role, Strict
+from inventory.models import (
+    Ipv4,
+    Ipv4Interface,
+    Ipv4Network,
+    Label,
+    LinkClass,
+    Name,
+    Platform,
+    PortName,
+    Role,
+    Strict,
+)
 
 Asn = Annotated[StrictInt, Field(ge=1, le=4_294_967_295)]
 Priority = Annotated[StrictInt, Field(ge=0, le=7)]
@@ -95,7 +105,7 @@ class NeighborSettings(Strict):
 
 class BgpSettings(Strict):
     asn: Asn | None = None
-    router_id: IPv4Address | None = None
+    router_id: Ipv4 | None = None
     maximum_paths: StrictInt | None = Field(None, ge=1, le=1024)
     inbound_filter: FilterName | None = None
     neighbors: dict[Name, NeighborSettings] | None = None
@@ -119,7 +129,7 @@ class BgpPlan(BgpSettings):
 
     spine_asn: Asn | None = None
     leaf_asns: dict[Name, Asn] = Field(default_factory=dict)
-    router_ids: dict[Name, IPv4Address] = Field(default_factory=dict)
+    router_ids: dict[Name, Ipv4] = Field(default_factory=dict)
 
 
 class Bundle(Strict):
@@ -146,14 +156,14 @@ class FirmwareCatalog(FirmwareSettings):
 class AddressOverride(Strict):
     device: Name
     port: PortName
-    address: IPv4Interface
+    address: Ipv4Interface
 
 
 class Addressing(Strict):
     """Point-to-point /31 per routed link, allocated from a pool per link class."""
 
-    pools: dict[LinkClass, IPv4Network] = Field(default_factory=dict)
-    loopbacks: IPv4Network | None = None
+    pools: dict[LinkClass, Ipv4Network] = Field(default_factory=dict)
+    loopbacks: Ipv4Network | None = None
     overrides: tuple[AddressOverride, ...] = ()
 
 

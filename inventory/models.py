@@ -8,11 +8,12 @@ Models are frozen and forbid unknown keys, so a typo is an error with a location
 from __future__ import annotations
 
 from enum import StrEnum
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from typing import Annotated
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictFloat,
@@ -34,6 +35,19 @@ PortName = Annotated[
 """Interface names as the NOS spells them (``Ethernet12``, ``Ethernet1/1``, ``eth3``)."""
 
 Label = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$")]
+
+
+def _address_text(value: object) -> object:
+    """Addresses are written as text: ``ipaddress`` would read ``10`` as ``0.0.0.10``."""
+    if isinstance(value, str | IPv4Address | IPv4Interface | IPv4Network):
+        return value
+    raise ValueError("an address is written as text (e.g. 10.0.0.1), not as a number")
+
+
+Ipv4 = Annotated[IPv4Address, BeforeValidator(_address_text)]
+Ipv4Interface = Annotated[IPv4Interface, BeforeValidator(_address_text)]
+Ipv4Network = Annotated[IPv4Network, BeforeValidator(_address_text)]
+"""IPv4 values as dotted-quad text only (``10.0.0.1``, ``10.0.0.0/31``)."""
 
 
 class Strict(BaseModel):
@@ -88,7 +102,7 @@ class Device(Strict):
     model: Name
     platform: Platform
     rack: Name
-    mgmt: IPv4Address
+    mgmt: Ipv4
     rail: StrictInt | None = Field(None, ge=0, le=63, description="rail served (leaves)")
     gpus: StrictInt = Field(0, ge=0, le=64)
     nics: tuple[Nic, ...] = ()
