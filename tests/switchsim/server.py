@@ -317,7 +317,6 @@ class Runtime:
             process.stdout.write(text + shell.prompt)
             await process.stdout.drain()
 
-
     async def _exec(
         self,
         endpoint: Endpoint,
@@ -327,20 +326,19 @@ class Runtime:
     ) -> None:
         """One exec request: run `command`, answer stdout, stderr and its exit status.
 
-        A dialect shell with ``run(command, stdin)`` gives separate streams and
-        a status (and may read the request's stdin first); any other shell's
-        reply is printed on stdout with status 0.
+        The SONiC shell gives separate streams and a status (and may read the
+        request's stdin first); the EOS shell's reply is printed on stdout
+        with status 0.
         """
         device = endpoint.device
-        run = getattr(shell, "run", None)
+        sonic = shell if isinstance(shell, SonicShell) else None
         stdin: bytes | None = None
-        wants = getattr(shell, "wants_stdin", None)
-        if wants is not None and wants(command):
+        if sonic is not None and sonic.wants_stdin(command):
             text = await process.stdin.read(MAX_STDIN_BYTES)
             stdin = text.encode()
         try:
-            if run is not None:
-                outcome = run(command, stdin)
+            if sonic is not None:
+                outcome = sonic.run(command, stdin)
                 out, err, status = outcome.out, outcome.err, outcome.status
                 action, delay = outcome.action, outcome.delay
             else:

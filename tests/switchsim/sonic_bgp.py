@@ -56,7 +56,8 @@ def frr_running_config(db: ConfigDb, frr_version: str) -> str:
     if asn is None:
         return "\n".join([*lines, "end"])
     peers = sorted(
-        db.get("BGP_NEIGHBOR", {}).items(), key=lambda item: (":" in item[0], int(ipaddress.ip_address(item[0])))
+        db.get("BGP_NEIGHBOR", {}).items(),
+        key=lambda item: (":" in item[0], int(ipaddress.ip_address(item[0]))),
     )
     v4 = [(p, r) for p, r in peers if ":" not in p]
     v6 = [(p, r) for p, r in peers if ":" in p]

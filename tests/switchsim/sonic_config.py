@@ -154,17 +154,16 @@ def render_profile_config(
 ) -> dict[str, ConfigDb]:
     """config_db per namespace (``localhost`` alone on a single-ASIC switch)."""
     names = sorted(state.interfaces, key=natural_key)
-    loopback = {"Loopback0": {}, f"Loopback0|{ROUTER_ID}/32": {}, "Loopback0|fc00:1::1/128": {}}
-    if state.bgp is not None and state.bgp.router_id:
-        loopback = {
-            "Loopback0": {},
-            f"Loopback0|{state.bgp.router_id}/32": {},
-            "Loopback0|fc00:1::1/128": {},
-        }
+    router_id = state.bgp.router_id if state.bgp and state.bgp.router_id else ROUTER_ID
+    loopback: ConfigDb = {
+        "Loopback0": {},
+        f"Loopback0|{router_id}/32": {},
+        "Loopback0|fc00:1::1/128": {},
+    }
     if not profile.multi_asic:
         db = _namespace_db(state, profile, names, 0, mac)
-        placed = set(db.get("BGP_NEIGHBOR", {}))
-        db.setdefault("BGP_NEIGHBOR", {}).update(_unplaced_peers(state, placed))
+        peers = set(db.get("BGP_NEIGHBOR", {}))
+        db.setdefault("BGP_NEIGHBOR", {}).update(_unplaced_peers(state, peers))
         db["LOOPBACK_INTERFACE"] = loopback
         return {HOST: _drop_empty(db)}
     host = {

@@ -50,16 +50,16 @@ class SonicDevice(Device):
             self.nos_version = self.profile.build_version
             self.boot_image = f"SONiC-OS-{self.nos_version}"
             dbs = render_profile_config(state, self.profile, self._mac)
-            self.running = dbs if self.profile.multi_asic else dbs[HOST]
-            self.startup = copy.deepcopy(self.running)
-            self.checkpoints = {}
+            self.running: ConfigDb = dbs if self.profile.multi_asic else dbs[HOST]
+            self.startup: ConfigDb = copy.deepcopy(self.running)
+            self.checkpoints: dict[str, ConfigDb] = {}
             return
         if record is None:
             initial = spec.initial or default_state(spec.name, self.dialect)
             self.nos_version, self.boot_image = initial.nos_version, initial.boot_image
-            self.running: ConfigDb = render_config_db(initial)
-            self.startup: ConfigDb = copy.deepcopy(self.running)
-            self.checkpoints: dict[str, ConfigDb] = {}
+            self.running = render_config_db(initial)
+            self.startup = copy.deepcopy(self.running)
+            self.checkpoints = {}
             return
         self.nos_version, self.boot_image = str(record["nos_version"]), str(record["boot_image"])
         self.running, self.startup = record["running"], record["startup"]

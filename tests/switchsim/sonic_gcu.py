@@ -31,7 +31,15 @@ from .sonic_profiles import SonicProfile
 ConfigDb = dict[str, Any]
 Platforms = dict[str, str]
 
-_SPC3 = ["ACS-MSN4700", "ACS-MSN4600", "ACS-MSN4600C", "ACS-MSN4410", "Mellanox-SN4600C-D112C8", "Mellanox-SN4600C-C64", "Mellanox-SN4700-O8C48"]
+_SPC3 = [
+    "ACS-MSN4700",
+    "ACS-MSN4600",
+    "ACS-MSN4600C",
+    "ACS-MSN4410",
+    "Mellanox-SN4600C-D112C8",
+    "Mellanox-SN4600C-C64",
+    "Mellanox-SN4700-O8C48",
+]
 MELLANOX_ASICS: dict[str, dict[str, list[str]]] = {
     "202205": {
         "spc1": [
@@ -297,12 +305,11 @@ def validate_field_operations(profile: SonicProfile, old: ConfigDb, target: Conf
     rules = _rules(profile.release)
     for element in changes:
         table = element["path"].split("/")[1]
-        if table in rules:
-            if not _rdma_allows(profile, rules[table], element):
-                raise _illegal(table, "rdma_config_update_validator")
-        elif table == "PORT" and profile.release >= "202405":
-            if not _port_allows(profile, element):
-                raise _illegal(table, "port_config_update_validator")
+        if table in rules and not _rdma_allows(profile, rules[table], element):
+            raise _illegal(table, "rdma_config_update_validator")
+        port_rule = table == "PORT" and profile.release >= "202405"
+        if port_rule and not _port_allows(profile, element):
+            raise _illegal(table, "port_config_update_validator")
 
 
 def _illegal(table: str, function: str) -> GcuError:

@@ -83,11 +83,7 @@ LEGACY = SonicProfile(
     port_speed="400000",
 )
 
-_MELLANOX = {
-    "hwsku": "Mellanox-SN4600C-C64",
-    "platform": "x86_64-mlnx_msn4600c-r0",
-    "asic_type": "mellanox",
-}
+_SN4600C = ("Mellanox-SN4600C-C64", "x86_64-mlnx_msn4600c-r0", "mellanox")
 
 PROFILES: dict[str, SonicProfile] = {
     "": LEGACY,
@@ -101,7 +97,9 @@ PROFILES: dict[str, SonicProfile] = {
         frr_version="8.2.2",
         click8=False,
         build_date="Tue Nov 22 11:02:17 UTC 2022",
-        **_MELLANOX,
+        hwsku=_SN4600C[0],
+        platform=_SN4600C[1],
+        asic_type=_SN4600C[2],
     ),
     "sonic-202405": SonicProfile(
         name="sonic-202405",
@@ -119,7 +117,9 @@ PROFILES: dict[str, SonicProfile] = {
         build_version="202405.123456-abcdef12",
         buffer_model="dynamic",
         bgpraw=True,
-        **_MELLANOX,
+        hwsku=_SN4600C[0],
+        platform=_SN4600C[1],
+        asic_type=_SN4600C[2],
     ),
     "sonic-202405-multiasic": SonicProfile(
         name="sonic-202405-multiasic",

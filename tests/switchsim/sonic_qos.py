@@ -74,7 +74,6 @@ def _pools(profile: SonicProfile) -> ConfigDb:
 
 
 def _base_profiles(profile: SonicProfile) -> ConfigDb:
-    lossy_ingress = "3" if profile.asic_type == "mellanox" else "3"
     return {
         "ingress_lossless_profile": {
             "dynamic_th": "7",
@@ -82,7 +81,7 @@ def _base_profiles(profile: SonicProfile) -> ConfigDb:
             "size": "0",
         },
         "ingress_lossy_profile": {
-            "dynamic_th": lossy_ingress,
+            "dynamic_th": "3",
             "pool": "ingress_lossless_pool",
             "size": "0",
         },

@@ -8,7 +8,8 @@ separate stdout and stderr and the exit status; ``cat > /tmp/NAME`` (or
 ``show version``, ``show runningconfiguration all`` (``bgpraw``, namespaces),
 ``show lldp table`` and ``docker exec lldp lldpctl -f json`` as their
 release does, and run ``config apply-patch`` through `sonic_apply`; refusals
-go to stderr as click prints them (``Usage: ...`` / ``Error: ...``, status 2).  A patch reaches the switch as exactly
+go to stderr as click prints them (``Usage: ...`` / ``Error: ...``, status 2).
+A patch reaches the switch as exactly
 ``echo BASE64 | base64 -d > /tmp/NAME.json``; commit-confirm is emulated
 with ``sudo systemd-run --unit=NAME --on-active=SECONDS config rollback
 CHECKPOINT`` and cancelled with ``sudo systemctl stop NAME.timer``.
@@ -56,7 +57,7 @@ class Outcome:
 
 
 def split_list(text: str) -> list[tuple[str, str]]:
-    """Split a bash list into (operator before it, command) at ``;``, ``&&``, ``||`` outside quotes."""
+    """Split a bash list at ``;``, ``&&``, ``||`` outside quotes: (operator before, command)."""
     parts: list[tuple[str, str]] = []
     quote, start, op, i = "", 0, ";", 0
     while i < len(text):
@@ -348,8 +349,9 @@ class SonicShell:
     def _usage_error(self, command: str, message: str) -> str:
         """click's UsageError text (click 7 quotes the help hint with ", click 8 with ')."""
         quote = "'" if self.device.profile.click8 else '"'
+        argument = "PATCH_FILE_PATH" if command == "apply-patch" else "CHECKPOINT_NAME"
         return (
-            f"Usage: config {command} [OPTIONS] {'PATCH_FILE_PATH' if command == 'apply-patch' else 'CHECKPOINT_NAME'}\n"
+            f"Usage: config {command} [OPTIONS] {argument}\n"
             f"Try {quote}config {command} -h{quote} for help.\n\nError: {message}"
         )
 

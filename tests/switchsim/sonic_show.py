@@ -26,6 +26,7 @@ from .sonic_profiles import SonicProfile
 def show_version(profile: SonicProfile, version: str, facts: DeviceFacts, asics: int) -> str:
     """``show version`` output."""
     uptime = int(facts.now - facts.boot_time)
+    model = profile.hwsku.split("-")[1] if "-" in profile.hwsku else profile.hwsku
     clock = time.strftime("%H:%M:%S", time.gmtime(facts.now))
     return "\n".join(
         [
@@ -43,7 +44,7 @@ def show_version(profile: SonicProfile, version: str, facts: DeviceFacts, asics:
             f"ASIC: {profile.asic_type}",
             f"ASIC Count: {asics}",
             f"Serial Number: {facts.serial}",
-            f"Model Number: {profile.hwsku.split('-')[1] if '-' in profile.hwsku else profile.hwsku}",
+            f"Model Number: {model}",
             "Hardware Revision: A1",
             f"Uptime: {clock} up {uptime // 60} min,  1 user,  load average: 0.52, 0.58, 0.59",
             f"Date: {time.strftime('%a %d %b %Y %H:%M:%S', time.gmtime(facts.now))}",

@@ -69,9 +69,8 @@ def _ref(value: str) -> str:
 def _check_port(db: ConfigDb) -> None:
     for name, row in db.get("PORT", {}).items():
         if "lanes" not in row:
-            raise YangError(
-                f'Missing required element "lanes" in "PORT_LIST". (path {_where("PORT", name, "lanes")})'
-            )
+            where = _where("PORT", name, "lanes")
+            raise YangError(f'Missing required element "lanes" in "PORT_LIST". (path {where})')
         for lane in str(row["lanes"]).split(","):
             _uint(lane.strip(), 0, 65535, ("PORT", name, "lanes"))
         if "mtu" in row:
@@ -189,14 +188,16 @@ def _check_qos(db: ConfigDb, ports: set[str]) -> None:
             low = row.get(f"{colour}_min_threshold")
             high = row.get(f"{colour}_max_threshold")
             where = ("WRED_PROFILE", name)
-            if low is not None and high is not None:
-                if _uint(low, 0, 2**64 - 1, (*where, f"{colour}_min_threshold")) > _uint(
-                    high, 0, 2**64 - 1, (*where, f"{colour}_max_threshold")
-                ):
-                    raise YangError(
-                        f'Must condition "{colour}_min_threshold <= {colour}_max_threshold" not satisfied.'
-                        f" (path {_where(*where, f'{colour}_min_threshold')})"
-                    )
+            if (
+                low is not None
+                and high is not None
+                and _uint(low, 0, 2**64 - 1, (*where, f"{colour}_min_threshold"))
+                > _uint(high, 0, 2**64 - 1, (*where, f"{colour}_max_threshold"))
+            ):
+                raise YangError(
+                    f'Must condition "{colour}_min_threshold <= {colour}_max_threshold"'
+                    f" not satisfied. (path {_where(*where, f'{colour}_min_threshold')})"
+                )
             if f"{colour}_drop_probability" in row:
                 _uint(
                     row[f"{colour}_drop_probability"],
