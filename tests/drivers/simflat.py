@@ -103,10 +103,13 @@ def flat_from_state(state: SwitchState) -> dict[str, Scalar]:
             out[f"qos/ecn/{queue}/{field}"] = (
                 None if not isinstance(shared, EcnQueue) else getattr(shared, field)
             )
-    headroom = _shared([p.pfc_headroom_kb for p in ports])
-    xoff = _shared([p.pfc_xoff_kb for p in ports])
-    out["qos/pfc_headroom_kb"] = headroom if isinstance(headroom, int) else None
-    out["qos/pfc_xoff_kb"] = xoff if isinstance(xoff, int) else None
+    if state.boot_image.startswith("flash:"):
+        out.update(_eos_only(state))
+    else:
+        headroom = _shared([p.pfc_headroom_kb for p in ports])
+        xoff = _shared([p.pfc_xoff_kb for p in ports])
+        out["qos/pfc_headroom_kb"] = headroom if isinstance(headroom, int) else None
+        out["qos/pfc_xoff_kb"] = xoff if isinstance(xoff, int) else None
     bgp = state.bgp
     out["bgp/asn"] = None if bgp is None else bgp.asn
     out["bgp/router_id"] = None if bgp is None else bgp.router_id
@@ -114,4 +117,17 @@ def flat_from_state(state: SwitchState) -> dict[str, Scalar]:
     for peer, neighbor in bgp.neighbors.items() if bgp is not None else []:
         out[f"bgp/neighbors/{peer}/remote_as"] = neighbor.remote_as
         out[f"bgp/neighbors/{peer}/inbound_filter"] = neighbor.route_map_in or ""
+    return out
+
+
+def _eos_only(state: SwitchState) -> dict[str, Scalar]:
+    """What EOS reports beyond the shared namespace: the full build, each port's mode
+    (a port with an address is routed), the unit of shared ECN thresholds. EOS has
+    no PFC headroom or xoff command, so those are never reported."""
+    out: dict[str, Scalar] = {"system/nos_build": state.nos_version}
+    for name, port in state.interfaces.items():
+        out[f"interfaces/{name}/mode"] = "routed" if port.ipv4 else "switched"
+    for queue in range(8):
+        used = any(queue in p.ecn for p in state.interfaces.values())
+        out[f"qos/ecn/{queue}/threshold_unit"] = "kbytes" if used else None
     return out
