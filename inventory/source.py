@@ -32,6 +32,7 @@ from ruamel.yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
+from ruamel.yaml.reader import ReaderError
 
 from inventory.problems import InputError, Location, Problem
 
@@ -278,6 +279,28 @@ def _line_of_offset(raw: bytes, offset: int) -> tuple[int, int]:
     return line, col
 
 
+# Characters outside YAML 1.2's c-printable set (the reader refuses them anywhere).
+_NOT_PRINTABLE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def _forbidden_character(path: str, text: str, fallback: str) -> Problem:
+    """Where the first character YAML forbids is, by line and column of characters (the
+    reader's own offset counts bytes or characters depending on the parser)."""
+    found = _NOT_PRINTABLE.search(text)
+    if found is None:
+        return Problem(Location(path, 1, 1), f"YAML syntax: {fallback}")
+    at = found.start()
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return Problem(
+        Location(path, line, col),
+        f"YAML syntax: control character U+{ord(found.group()):04X} is not allowed"
+        " (write it as an escape in a double-quoted string)",
+    )
+
+
 def parse_text(path: str, raw: bytes) -> Document:
     """Parse bytes already read from ``path`` (display path) into a Document."""
     if len(raw) > MAX_FILE_BYTES:
@@ -320,6 +343,8 @@ def parse_text(path: str, raw: bytes) -> Document:
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         message = " ".join(part for part in (exc.context, exc.problem) if part)
         raise InputError([Problem(Location(path, line, col), f"YAML syntax: {message}")]) from None
+    except ReaderError as exc:  # a character YAML forbids: no mark, only an offset
+        raise InputError([_forbidden_character(path, text, str(exc))]) from None
     except YAMLError as exc:
         raise InputError([Problem(Location(path, 1, 1), f"YAML syntax: {exc}")]) from None
     except RecursionError:

@@ -63,6 +63,21 @@ def test_syntax_error_has_a_location() -> None:
     assert message.startswith("f.yaml:") and "YAML syntax" in message
 
 
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        (b'fleet: orion\nstate_dir: .plumb\ndescription: "a\x01b"\n', "f.yaml:3:16"),
+        (b"a: 1\nb: x\x07\n", "f.yaml:2:5"),
+        ("\ufeffa: 1\nbb: caf\u00e9\x1b\n".encode(), "f.yaml:2:9"),
+    ],
+)
+def test_a_control_character_is_reported_where_it_is(raw: bytes, where: str) -> None:
+    """A control character YAML forbids is reported at its own line and column."""
+    message = _error(raw)
+    assert message.startswith(f"{where}: YAML syntax: control character U+00"), message
+    assert "is not allowed" in message
+
+
 def test_billion_laughs_is_refused_quickly() -> None:
     """An alias bomb stops at the expansion limit in well under a second."""
     lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
