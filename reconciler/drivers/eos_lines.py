@@ -38,6 +38,7 @@ from reconciler.settings import Scalar
 PORT_KINDS = ("mtu", "address", "pfc_priorities")
 BGP_KINDS = ("asn", "router_id", "maximum_paths", "remote_as", "inbound_filter")
 UNRENDERED = ("pfc_headroom_kb", "pfc_xoff_kb")
+MAX_L3_MTU = 9214  # EOS's `mtu` takes 68-9214
 
 
 class Renderer:
@@ -81,6 +82,10 @@ class Renderer:
     def _port_line(self, setting: Setting) -> list[str]:
         value = setting.value
         if setting.kind == "mtu":
+            if isinstance(value, int) and value > MAX_L3_MTU:
+                raise ConfigRejected(
+                    self.device, f"{setting.path}: EOS's L3 MTU is at most {MAX_L3_MTU}"
+                )
             return ["no mtu"] if value is None else [f"mtu {value}"]
         if setting.kind == "address":
             return ["no ip address"] if value is None else [f"ip address {value}"]

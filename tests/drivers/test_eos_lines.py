@@ -190,3 +190,9 @@ def test_what_eos_cannot_take_is_refused_with_a_reason(
 def test_what_eos_can_take_passes(path: str, observed: dict[str, Scalar]) -> None:
     """Routed ports, byte-unit thresholds and IPv4 neighbours are expressible."""
     assert eos_inexpressible(path, observed) is None
+
+
+def test_an_mtu_beyond_eos_range_is_refused_before_the_session() -> None:
+    """EOS's ``mtu`` takes 68-9214: 9216 never reaches the device."""
+    with pytest.raises(ConfigRejected, match="at most 9214"):
+        render("classic", {"interfaces/Ethernet1/1/mtu": 9216})
