@@ -36,6 +36,10 @@ def spec_entry(spec: DeviceSpec) -> dict[str, Any]:
     }
     if spec.initial is not None:
         entry["initial"] = spec.initial.to_dict()
+    if spec.profile:
+        entry["profile"] = spec.profile
+    if spec.lldp:
+        entry["lldp"] = [list(neighbour) for neighbour in spec.lldp]
     return entry
 
 

@@ -463,3 +463,30 @@ def test_unknown_profile_is_refused(tmp_path: Path) -> None:
     """A spec naming a profile the EOS table lacks is refused, naming the known ones."""
     with SwitchSim(tmp_path) as fresh, pytest.raises(ValueError, match=r"eos-4\.31"):
         fresh.add_device(DeviceSpec(name="odd", dialect="eos", profile="eos-9.99"))
+
+
+def test_simulator_process_serves_profile_and_lldp(tmp_path: Path) -> None:
+    """`python -m tests.switchsim serve` builds devices with the spec's profile and LLDP."""
+    from tests.switchsim_process import serve
+
+    spec = DeviceSpec(
+        name="proc-eos",
+        dialect="eos",
+        password=PASSWORD,
+        profile="eos-4.32",
+        lldp=(("Ethernet1", "spine-9", "Ethernet3"),),
+    )
+    with serve(tmp_path, [spec]) as running:
+        conn = ConnectHandler(
+            device_type="arista_eos",
+            host="127.0.0.1",
+            port=running.port("proc-eos"),
+            username="admin",
+            password=PASSWORD,
+            fast_cli=True,
+        )
+        with conn:
+            version = show_json(conn, "show version | json")["version"]
+            lldp = show_json(conn, "show lldp neighbors detail | json")["lldpNeighbors"]
+    assert version == "4.32.1F"
+    assert lldp["Ethernet1"]["lldpNeighborInfo"][0]["systemName"] == "spine-9"

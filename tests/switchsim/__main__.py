@@ -59,6 +59,8 @@ def _device(entry: dict[str, Any]) -> DeviceSpec:
         enable_secret=entry.get("enable_secret"),
         port=int(entry.get("port", 0)),
         reboot_seconds=float(entry.get("reboot_seconds", 1.0)),
+        profile=str(entry.get("profile", "")),
+        lldp=tuple((str(p), str(n), str(r)) for p, n, r in entry.get("lldp", [])),
     )
 
 
