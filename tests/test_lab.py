@@ -422,7 +422,9 @@ def test_lab_switches_hold_only_what_their_platform_expresses(orion_fleet: Fleet
     assert "qos/pfc_headroom_kb" not in states["leaf-r0"]
     assert "qos/pfc_xoff_kb" not in states["leaf-r0"]
     assert "qos/pfc_xoff_kb" not in states["leaf-r1"]
+    # An SN5600 (Spectrum-4) takes ECN and headroom through config apply-patch:
     assert states["leaf-r1"]["qos/pfc_headroom_kb"] == 128
+    assert states["leaf-r1"]["qos/ecn/3/kmin_kb"] == 200
 
 
 def _is_firmware(path: str) -> bool:
@@ -453,7 +455,8 @@ def test_initial_state_has_exactly_drift_other_differences(orion_fleet: Fleet, d
 
 
 def test_initial_state_has_unmanaged_fields(orion_fleet: Fleet) -> None:
-    """Hostname and serial everywhere, kernel on hosts, descriptions on switch ports."""
+    """Hostname and serial everywhere, kernel on hosts, descriptions and LLDP neighbours
+    on switch ports."""
     states = initial_lab_states(orion_fleet)
     for name, state in states.items():
         assert state["system/hostname"] == name and str(state["system/serial"]).startswith("SN")
@@ -462,7 +465,14 @@ def test_initial_state_has_unmanaged_fields(orion_fleet: Fleet) -> None:
     desired = render_desired(orion_fleet)
     for name in desired:
         assert not any(is_unmanaged(p) for p in desired[name]), "render must not own these"
-    assert len(UNMANAGED_PATTERNS) == 4
+    assert states["leaf-r0"]["lldp/Ethernet1/system"] == "gpu-n01"
+    assert states["leaf-r1"]["system/model"] == "ACS-SN5600"
+    assert (states["leaf-r1"]["system/bgp_config"], states["leaf-r1"]["system/buffer_model"]) == (
+        "frrcfgd",
+        "static",
+    )
+    assert "system/bgp_config" not in states["leaf-r0"]
+    assert len(UNMANAGED_PATTERNS) == 8
 
 
 def test_initial_state_is_deterministic(orion_fleet: Fleet) -> None:
