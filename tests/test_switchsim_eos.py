@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from netmiko import BaseConnection, ConnectHandler
 
-from tests.switchsim import DeviceSpec, SwitchSim
+from tests.switchsim import DeviceSpec, SwitchSim, default_state
 
 PASSWORD = "pw"
 _names = itertools.count(1)
@@ -490,3 +490,21 @@ def test_simulator_process_serves_profile_and_lldp(tmp_path: Path) -> None:
             lldp = show_json(conn, "show lldp neighbors detail | json")["lldpNeighbors"]
     assert version == "4.32.1F"
     assert lldp["Ethernet1"]["lldpNeighborInfo"][0]["systemName"] == "spine-9"
+
+
+def test_initial_state_beyond_the_cli_survives_a_restart(tmp_path: Path) -> None:
+    """A spec's initial MTU of 9216 (more than the CLI's 9214) is kept across a restart, while
+    the CLI still refuses it."""
+    state = default_state("wide", "eos")
+    state.interfaces["Ethernet1"].mtu = 9216
+    spec = DeviceSpec(name="wide", dialect="eos", password=PASSWORD, initial=state)
+    with SwitchSim(tmp_path) as first:
+        first.add_device(spec)
+        with connect(first, "wide") as conn:
+            refused = configure(conn, ["interface Ethernet2", "mtu 9216", "description saved"])
+    assert "   mtu 9216\n" in json.loads((tmp_path / "wide.json").read_text())["running_config"]
+    with SwitchSim(tmp_path) as second:
+        second.add_device(spec)
+        port = second.state("wide").interfaces
+        assert (port["Ethernet1"].mtu, port["Ethernet2"].description) == (9216, "saved")
+    assert "% Invalid input" in refused

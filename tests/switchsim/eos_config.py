@@ -76,12 +76,15 @@ class EosContext:
 class Grammar:
     """Platform facts the grammar needs: the queue kinds, and whether ports appear on use.
 
-    `create_interfaces` is for loading a saved configuration, where an
-    ``interface`` line names a port the platform has.
+    `create_interfaces` and `mtu_max` are for loading a saved configuration:
+    there an ``interface`` line names a port the platform has, and an MTU may
+    be what a spec's initial state declared (up to the model's 9216) rather
+    than what the CLI accepts (9214).
     """
 
     queue_kinds: tuple[str, ...] = ("tx-queue",)
     create_interfaces: bool = False
+    mtu_max: int = INTERFACE_MTU[1]
 
 
 GLOBAL = EosContext()
@@ -259,7 +262,7 @@ def _interface_line(
         case ["mtu"] | ["description"] | ["ip", "address"] | ["ipv6", "address"] | ["l2", "mtu"]:
             raise incomplete()
         case ["mtu", value]:
-            port.mtu = number(value, "mtu", *INTERFACE_MTU)
+            port.mtu = number(value, "mtu", INTERFACE_MTU[0], grammar.mtu_max)
         case ["no", "mtu", *_] | ["default", "mtu", *_]:
             port.mtu = None
         case ["l2", "mtu", value]:

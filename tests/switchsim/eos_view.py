@@ -22,7 +22,7 @@ from .eos_model import (
     EosPeer,
     QosSettings,
 )
-from .model import BgpNeighbor, BgpState, EcnQueue, InterfaceState, SwitchState
+from .model import MTU_MAX, BgpNeighbor, BgpState, EcnQueue, InterfaceState, SwitchState
 
 ECN_DEFAULT_PROBABILITY = 100
 
@@ -119,7 +119,7 @@ def _bgp_view(bgp: EosBgp) -> BgpState:
 def parse_config(text: str, queue_kinds: tuple[str, ...]) -> EosConfig:
     """Rebuild a configuration from its ``show running-config`` text."""
     config = EosConfig(hostname="", boot_image="")
-    grammar = Grammar(queue_kinds=queue_kinds, create_interfaces=True)
+    grammar = Grammar(queue_kinds=queue_kinds, create_interfaces=True, mtu_max=MTU_MAX)
     context = GLOBAL
     for line in text.splitlines():
         stripped = line.strip()
