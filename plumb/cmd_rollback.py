@@ -42,6 +42,13 @@ def rollback_command(
         bool,
         typer.Option(help="Every written target at once, in parallel; no waiting between waves."),
     ] = False,
+    only_safe: Annotated[
+        bool,
+        typer.Option(
+            help="When restoring every chosen target together is unsafe (a drifted "
+            "before-state), restore the targets that are safe and keep the others as they are."
+        ),
+    ] = False,
     reason: Annotated[str, typer.Option(help="Why (journal, audit, pins).")] = "operator rollback",
     revert_branch: Annotated[
         str | None,
@@ -81,21 +88,24 @@ def rollback_command(
                     wave=wave,
                     names=target or (),
                     emergency=emergency,
+                    only_safe=only_safe,
                     reason=reason,
                 )
             except RollbackError as exc:
                 raise fail(str(exc)) from None
             except (RolloutStopped, Frozen, FencedOut) as exc:
                 raise fail(f"rollback stopped: {exc}; run it again once cleared", 1) from None
-        typer.echo(
-            f"rollback ({report.scope}): restored {len(report.restored)} target(s), "
-            f"{len(report.already)} already at their before-state, "
-            f"{len(report.failed)} failed; {report.pinned} field(s) pinned"
-        )
+        typer.echo(f"{report.summary()}; {report.pinned} field(s) pinned")
         for name, error in sorted(report.failed.items()):
             typer.echo(f"  FAILED {name}: {error}", err=True)
+        for name, why in sorted(report.kept.items()):
+            typer.echo(f"  KEPT {name} at the intended state: {why}", err=True)
+        if report.skipped:
+            typer.echo(f"  NOT ATTEMPTED: {', '.join(sorted(report.skipped))}", err=True)
         if report.refused:
             typer.echo(f"  REFUSED: {report.refused}", err=True)
+            if not only_safe:
+                typer.echo(_next_step(rollout, chosen_scope, emergency, target or []), err=True)
         if revert_branch:
             change = intent_change(context.fleet.root, row.intent_commit or "HEAD")
             if change is None:
@@ -116,6 +126,20 @@ def rollback_command(
         _show_status(context, rollout, "text")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _next_step(rollout: str, scope: RollbackScope, emergency: bool, targets: list[str]) -> str:
+    """A refused restore (a before-state the safety proof rejects, typically drift
+    recorded before the rollout): the way on."""
+    how = "--emergency" if emergency else f"--scope {scope}"
+    if targets and not emergency:
+        how = " ".join(f"-t {t}" for t in targets)
+    again = f"plumb rollback {rollout} {how}"
+    return (
+        "  next: a before-state that disagrees with its peers (drift recorded before the "
+        "rollout) cannot be restored safely; restore the targets that can be and keep the "
+        f"others at the intended state: {again} --only-safe"
+    )
 
 
 @pins_app.command("list")

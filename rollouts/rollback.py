@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reconciler.drivers.base import Outcome
-from reconciler.plan import build_plan
+from reconciler.loop import Observation
+from reconciler.plan import Plan, build_plan
 from reconciler.settings import Owned, Scalar
 from reconciler.state.journal import (
     Lifecycle,
@@ -53,16 +54,36 @@ class RollbackError(Exception):
 
 @dataclass
 class RollbackReport:
+    """What one rollback did. Every chosen target is in exactly one of ``restored``,
+    ``already``, ``failed`` (with why; a refused plan fails its whole batch),
+    ``kept`` (``only_safe``: left as it is, restoring it is unsafe) and ``skipped``
+    (not attempted: an earlier batch was refused)."""
+
     scope: str
     restored: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     already: list[str] = field(default_factory=list)
+    kept: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
     pinned: int = 0
     refused: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.failed and self.refused is None
+        return not (self.failed or self.kept or self.skipped) and self.refused is None
+
+    def summary(self) -> str:
+        """One line whose counts are the report's (and so the journal's)."""
+        parts = [
+            f"restored {len(self.restored)} target(s)",
+            f"{len(self.already)} already at their before-state",
+            f"{len(self.failed)} failed",
+        ]
+        if self.kept:
+            parts.append(f"{len(self.kept)} kept as they are (unsafe to restore)")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} not attempted")
+        return f"rollback ({self.scope}): " + ", ".join(parts)
 
 
 def chosen_targets(
@@ -92,26 +113,61 @@ def chosen_targets(
     return flagged or in_wave
 
 
-def _restore(rt: Runtime, ctx: Context, rows: Sequence[TargetRow], report: RollbackReport) -> None:
-    """One batch: observe, plan to the before-states, apply in safe order, verify."""
+def _restore_plan(
+    rt: Runtime, ctx: Context, befores: dict[str, dict[str, Scalar]], seen: dict[str, Observation]
+) -> Plan:
+    mine = owner(ctx.id, "before-state")
+    desired = {n: {p: Owned(v, mine) for p, v in b.items()} for n, b in befores.items()}
+    errors = {n: o.error for n, o in seen.items() if o.error}
+    return build_plan(rt.fleet, desired, {n: o.state for n, o in seen.items()}, errors=errors)
+
+
+def safe_subset(
+    rt: Runtime, ctx: Context, befores: dict[str, dict[str, Scalar]], seen: dict[str, Observation]
+) -> tuple[list[str], dict[str, str]]:
+    """The targets whose restore the safety proof accepts together (greedy, in name
+    order), and why each other one is left out."""
+    safe: list[str] = []
+    left: dict[str, str] = {}
+    for name in sorted(befores):
+        trial = {n: befores[n] for n in [*safe, name]}
+        refused = _restore_plan(rt, ctx, trial, seen).refused
+        if refused is None:
+            safe.append(name)
+        else:
+            left[name] = f"restoring it is unsafe: {refused}"
+    return safe, left
+
+
+def _restore(
+    rt: Runtime,
+    ctx: Context,
+    rows: Sequence[TargetRow],
+    report: RollbackReport,
+    *,
+    only_safe: bool = False,
+) -> None:
+    """One batch: observe, plan to the before-states, apply in safe order, verify.
+    ``only_safe``: when the whole batch is refused, restore its safe subset and keep
+    the others as they are."""
     journal = rt.db.journal
     if ctx.spec.drain:
         move(rt, ctx, rows, Lifecycle.maintenance)
     journal.set_targets(ctx.id, [r.device for r in rows], TargetStatus.rolling_back)
     seen = observe(rt, [r.device for r in rows])
     befores = {r.device: dict(r.before or {}) for r in rows}
-    mine = owner(ctx.id, "before-state")
-    desired = {n: {p: Owned(v, mine) for p, v in b.items()} for n, b in befores.items()}
-    errors = {n: o.error for n, o in seen.items() if o.error}
-    plan = build_plan(rt.fleet, desired, {n: o.state for n, o in seen.items()}, errors=errors)
+    plan = _restore_plan(rt, ctx, befores, seen)
+    if plan.refused is not None and only_safe:
+        safe, left = safe_subset(rt, ctx, befores, seen)
+        _keep(rt, ctx, [r for r in rows if r.device in left], seen, left, report)
+        befores = {n: befores[n] for n in safe}
+        rows = [r for r in rows if r.device in set(safe)]
+        plan = _restore_plan(rt, ctx, befores, seen)
     if plan.refused is not None:
         report.refused = plan.refused
-        journal.set_targets(
-            ctx.id,
-            befores,
-            TargetStatus.rollback_failed,
-            errors=dict.fromkeys(befores, f"rollback plan refused: {plan.refused}"),
-        )
+        why = dict.fromkeys(befores, f"rollback plan refused: {plan.refused}")
+        journal.set_targets(ctx.id, befores, TargetStatus.rollback_failed, errors=why)
+        report.failed.update(why)
         return
     changed = plan.changes()
     already = [n for n in befores if n not in changed and at(seen[n].state, befores[n])]
@@ -133,8 +189,30 @@ def _restore(rt: Runtime, ctx: Context, rows: Sequence[TargetRow], report: Rollb
         report.failed.update(bad)
         if outcome.stopped and ("Frozen" in outcome.stopped or "FencedOut" in outcome.stopped):
             raise RolloutStopped(outcome.stopped)
-    if ctx.spec.drain:
+    if ctx.spec.drain and rows:
         _return_to_service(rt, ctx, rows, befores)
+
+
+def _keep(
+    rt: Runtime,
+    ctx: Context,
+    rows: Sequence[TargetRow],
+    seen: dict[str, Observation],
+    why: dict[str, str],
+    report: RollbackReport,
+) -> None:
+    """Targets left out of an ``only_safe`` restore: still changed (``applied``) when
+    they hold the intended state, otherwise ``rollback_failed``; back to service."""
+    journal = rt.db.journal
+    holding = [r.device for r in rows if at(seen[r.device].state, r.intended)]
+    journal.set_targets(ctx.id, holding, TargetStatus.applied)
+    other = {r.device: why[r.device] for r in rows if r.device not in holding}
+    if other:
+        journal.set_targets(ctx.id, other, TargetStatus.rollback_failed, errors=other)
+    report.kept.update({n: why[n] for n in holding})
+    report.failed.update(other)
+    if ctx.spec.drain:
+        move(rt, ctx, rows, Lifecycle.in_service)
 
 
 def _return_to_service(
@@ -170,16 +248,29 @@ def rollback(
     wave: int | None = None,
     names: Sequence[str] = (),
     emergency: bool = False,
+    only_safe: bool = False,
     reason: str,
 ) -> RollbackReport:
-    """Restore, verify and pin; see the module docstring for the scopes."""
+    """Restore, verify and pin; see the module docstring for the scopes. A rollback
+    with nothing left to restore changes nothing: not the status, not the reason,
+    not the pins."""
     ctx = load_context(rt, rollout)
     journal = rt.db.journal
     rows = journal.targets(rollout)
     if emergency:
         scope = RollbackScope.rollout
     chosen = chosen_targets(rows, scope, wave=wave, names=names)
-    report = RollbackReport("emergency" if emergency else scope.value)
+    report = RollbackReport(
+        ("emergency" if emergency else scope.value) + (", only safe" if only_safe else "")
+    )
+    settled = (Lifecycle.in_service, Lifecycle.not_drained)
+    done = [r for r in chosen if r.status is TargetStatus.rolled_back and r.lifecycle in settled]
+    report.already += [r.device for r in done]  # an earlier (interrupted) run restored these
+    todo = [r for r in chosen if r not in done]
+    current = journal.get(rollout)
+    if not todo and current is not None and current.status is not RolloutStatus.rolling_back:
+        rt.reporter.message(f"rollback ({report.scope}): nothing left to restore")
+        return report
     journal.set_status(rollout, RolloutStatus.rolling_back, reason)
     rt.record(
         "rollback",
@@ -191,10 +282,6 @@ def rollback(
         },
     )
     rt.reporter.message(f"rollback ({report.scope}): {len(chosen)} target(s) to restore")
-    settled = (Lifecycle.in_service, Lifecycle.not_drained)
-    done = [r for r in chosen if r.status is TargetStatus.rolled_back and r.lifecycle in settled]
-    report.already += [r.device for r in done]  # an earlier (interrupted) run restored these
-    todo = [r for r in chosen if r not in done]
     if emergency:
         rt.concurrency = max(rt.concurrency, EMERGENCY_CONCURRENCY)
         batches = [todo] if todo else []
@@ -203,49 +290,71 @@ def rollback(
         for row in todo:
             by_wave.setdefault(row.wave, []).append(row)
         batches = [by_wave[n] for n in sorted(by_wave, reverse=True)]
-    for batch in batches:
-        _restore(rt, ctx, batch, report)
+    for index, batch in enumerate(batches):
+        _restore(rt, ctx, batch, report, only_safe=only_safe)
         if report.refused:
+            report.skipped += [r.device for later in batches[index + 1 :] for r in later]
             break
-    restored = set(report.restored) | set(report.already)
+    report.pinned = _pin(rt, rollout, chosen, set(report.restored) | set(report.already), reason)
+    _finish(rt, rollout, report, reason)
+    return report
+
+
+def _pin(
+    rt: Runtime, rollout: str, chosen: Sequence[TargetRow], restored: set[str], reason: str
+) -> int:
+    """Pin the restored fields that differ from the intent; a field this rollout pins
+    at that value already keeps its pin and its reason."""
+    journal = rt.db.journal
+    held = {(p.device, p.path): p.value for p in journal.pins(rollout)}
     pins = {
-        r.device: {p: v for p, v in (r.before or {}).items() if r.intended.get(p) != v}
+        r.device: {
+            p: v
+            for p, v in (r.before or {}).items()
+            if r.intended.get(p) != v and held.get((r.device, p), _NONE) != v
+        }
         for r in chosen
         if r.device in restored
     }
     pins = {d: v for d, v in pins.items() if v}
-    if pins:
-        report.pinned = journal.pin(rollout, pins, f"rolled back by {rollout}: {reason}")
-    if report.ok:
-        for number in sorted({r.wave for r in chosen}):
+    if not pins:
+        return 0
+    return journal.pin(rollout, pins, f"rolled back by {rollout}: {reason}")
+
+
+_NONE = object()
+
+
+def _finish(rt: Runtime, rollout: str, report: RollbackReport, reason: str) -> None:
+    """Waves and the rollout are ``rolled_back`` only when every target they changed
+    is back at its before-state; otherwise the rollout is ``aborted`` and its reason
+    says how many still hold the change."""
+    journal = rt.db.journal
+    rows = journal.targets(rollout)
+    half_way = (TargetStatus.rolling_back, TargetStatus.rollback_failed)
+    unfinished = [t.device for t in rows if t.status in half_way and t.device not in report.failed]
+    report.failed.update(dict.fromkeys(unfinished, "an earlier rollback left it unfinished"))
+    changed = [t for t in rows if t.status.written]
+    left = [t for t in changed if t.status is not TargetStatus.rolled_back]
+    for number in sorted({t.wave for t in changed}):
+        if not [t for t in left if t.wave == number]:
             journal.update_wave(rollout, number, status=WaveStatus.rolled_back)
-    unfinished = [
-        t.device
-        for t in journal.targets(rollout)
-        if t.status in (TargetStatus.rolling_back, TargetStatus.rollback_failed)
-    ]
-    if unfinished and report.ok:  # restored what was asked, but others were left half-way
-        report.failed.update(dict.fromkeys(unfinished, "an earlier rollback left it unfinished"))
-    final = RolloutStatus.rolled_back if report.ok else RolloutStatus.aborted
-    journal.set_status(
-        rollout,
-        final,
-        f"{reason}; rollback ({report.scope}) "
-        + (
-            f"restored {len(restored)} target(s)"
-            if report.ok
-            else f"failed on {len(report.failed)} target(s)"
-            + (f": {report.refused}" if report.refused else "")
-        ),
-    )
+    summary = report.summary()
+    if report.refused:
+        summary += f": {report.refused}"
+    if left:
+        summary += f"; {len(left)} of {len(changed)} changed target(s) still hold the change"
+    final = RolloutStatus.aborted if left else RolloutStatus.rolled_back
+    journal.set_status(rollout, final, f"{reason}; {summary}")
     rt.record(
         "rollback",
         detail={
             "rollout": rollout,
             "scope": report.scope,
-            "restored": sorted(restored),
+            "restored": sorted(set(report.restored) | set(report.already)),
             "failed": report.failed,
+            "kept": report.kept,
+            "skipped": report.skipped,
             "pinned": report.pinned,
         },
     )
-    return report
