@@ -269,7 +269,7 @@ def _summary(launched: Launched, context: FleetContext, started: float) -> bool:
     )
     if b0 is not None:
         console.print(
-            f"  the defect sat in the B0 stratum: the stratified canary was sure to catch it "
+            f"  the defect sat in the B0 stratum: the stratified canary was sure to cover it "
             f"({b0.stratified:.3f}); a random canary of the same size would have missed it "
             f"with probability {1 - b0.random:.3f}"
         )
@@ -282,7 +282,10 @@ def _summary(launched: Launched, context: FleetContext, started: float) -> bool:
     console.print(
         f"  audit: {verdict.rows} records, hash chain {'verified' if verdict.ok else 'BROKEN'}"
     )
-    console.print(f"  {time.perf_counter() - started:.1f} s wall time")
+    console.print(
+        f"  {time.perf_counter() - started:.1f} s wall time for the whole demo (validation, "
+        "lab set-up, both rollouts and the rollback); bakes run on the lab's virtual clock"
+    )
     console.print(f"  every decision with its numbers: plumb rollout status {launched.rollout}")
     return verdict.ok
 

@@ -115,7 +115,9 @@ def _absolute(metric: Metric, wave: Mapping[str, float]) -> list[str]:
 def _verdict(
     metric: Metric, outcome: stats.TestOutcome, sizes: tuple[int, int]
 ) -> tuple[Phase, str]:
-    """Failed only when the regression is both significant and past the threshold."""
+    """Failed only when the regression is both significant and past the threshold;
+    past the threshold but not significant is inconclusive (the wave holds and bakes
+    again for more evidence), never a pass."""
     kind = f"{'exact ' if outcome.exact else ''}{outcome.test.value}"
     how = f"{kind}, {sizes[0]} vs {sizes[1]} targets"
     stat = f"{metric.statistic.value} {fmt(outcome.statistic)}"
@@ -127,7 +129,7 @@ def _verdict(
         return Phase.successful, f"{stat} within {threshold} ({p}, {how})"
     if not outcome.significant:
         why = f"({p}, alpha {metric.alpha}, {how})"
-        return Phase.successful, f"{stat} past {threshold} but not significant {why}"
+        return Phase.inconclusive, f"{stat} past {threshold} but not significant {why}"
     sign = ">" if metric.direction is Direction.higher_is_worse else "<"
     why = f"{p} < alpha {metric.alpha} ({how})"
     return Phase.failed, f"{stat} {sign} {threshold} and {why}: regression"
