@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from datetime import date
 from pathlib import Path
@@ -24,6 +25,7 @@ from plumb.schemas import FILE_KINDS, schema_for, write_schemas
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
 from policies.repo import load_repo_policies
+from reconciler.state.dbfile import StateError
 
 
 def _prefix_for(root: Path) -> str:
@@ -114,6 +116,12 @@ def main() -> None:
     except InputError as exc:
         for problem in exc.problems:
             sys.stderr.write(f"{problem}\n")
+        sys.exit(2)
+    except StateError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(2)
+    except sqlite3.Error as exc:  # the lab's database, or any other state file
+        sys.stderr.write(f"error: a state file could not be used: {exc}\n")
         sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

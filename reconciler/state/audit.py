@@ -48,6 +48,7 @@ class AuditFault(StrEnum):
     hash_mismatch = "hash mismatch"  # the row's content is not what was hashed
     broken_link = "broken link"  # prev_hash is not the previous row's hash
     gap = "gap in seq"  # rows are missing before this one
+    bad_text = "not UTF-8"  # a column holds bytes that are no text: written behind plumb's back
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,10 +186,22 @@ class Audit:
         problems: list[AuditProblem] = []
         prev_seq, prev_hash, rows = 0, GENESIS, 0
         with self._db.reading() as conn:
-            cursor = conn.execute(f"SELECT {_COLUMNS}, prev_hash, hash FROM audit ORDER BY seq")
-            names = [column[0] for column in cursor.description]
+            cursor = conn.execute(
+                f"SELECT {_AS_BLOBS}, CAST(prev_hash AS BLOB), CAST(hash AS BLOB)"
+                " FROM audit ORDER BY seq"
+            )
+            names = [*_COLUMNS.split(", "), "prev_hash", "hash"]
             for values in cursor:
-                row = dict(zip(names, values, strict=True))
+                row, undecodable = _decoded(dict(zip(names, values, strict=True)))
+                if undecodable:
+                    problems.append(
+                        AuditProblem(
+                            row["seq"],
+                            AuditFault.bad_text,
+                            f"column(s) {', '.join(undecodable)} hold bytes that are not UTF-8"
+                            " text: the row was written behind plumb's back",
+                        )
+                    )
                 stored_prev, stored_hash = row.pop("prev_hash"), row.pop("hash")
                 seq, rows = row["seq"], rows + 1
                 if seq != prev_seq + 1:
@@ -217,6 +230,27 @@ class Audit:
             }
         missing_guards = tuple(name for name in GUARD_TRIGGERS if name not in present)
         return AuditVerdict(rows, prev_seq, prev_hash, tuple(problems), missing_guards)
+
+
+_AS_BLOBS = ", ".join(
+    name if name == "seq" else f"CAST({name} AS BLOB)" for name in _COLUMNS.split(", ")
+)
+
+
+def _decoded(raw: Mapping[str, object]) -> tuple[dict[str, Any], list[str]]:
+    """The row with its text columns decoded; bytes that are not UTF-8 are kept as
+    replacement characters (so the hash check fails too) and their columns named."""
+    row: dict[str, Any] = {}
+    undecodable: list[str] = []
+    for name, value in raw.items():
+        row[name] = value
+        if isinstance(value, bytes):
+            try:
+                row[name] = value.decode("utf-8")
+            except UnicodeDecodeError:
+                undecodable.append(name)
+                row[name] = value.decode("utf-8", errors="replace")
+    return row, undecodable
 
 
 def _record(row: Mapping[str, Any]) -> AuditRecord:

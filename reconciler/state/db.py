@@ -6,11 +6,18 @@ journal with its rollback pins (:mod:`reconciler.state.journal`).
 forward-only migrations; :class:`StateDB` owns the connection and hands out
 ``.lease``, ``.freeze``, ``.audit`` and ``.journal``. Every statement runs behind one
 lock, so worker threads may share a ``StateDB``; writes use ``BEGIN IMMEDIATE`` so two processes
-serialise on the file instead of failing half-way.
+serialise on the file instead of failing half-way. Every SQLite error becomes a
+:class:`~reconciler.state.dbfile.StateError` naming the file (:mod:`reconciler.state.dbfile`).
+
+Where the state directory cannot be written (a read-only checkout), the file is opened
+read-only and every write raises :class:`StateReadOnly`; reads work as usual, and a
+state that was never created reads as empty.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -20,6 +27,21 @@ from pathlib import Path
 from types import TracebackType
 
 from reconciler.state.audit import Audit
+from reconciler.state.dbfile import (
+    SchemaTooNew,
+    StateBusy,
+    StateDamaged,
+    StateError,
+    StateFull,
+    StateReadOnly,
+    connect_read_only,
+    create_atomically,
+    damaged,
+    read_only,
+    refuse_empty,
+    translate,
+    writable,
+)
 from reconciler.state.freeze import Freeze
 from reconciler.state.journal import JOURNAL_MIGRATION, Journal
 from reconciler.state.lease import Lease, LeaseToken
@@ -73,12 +95,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
-class StateBusy(Exception):
-    """Another process held the database's write lock past the busy timeout."""
-
-
-class SchemaTooNew(Exception):
-    """The database was migrated by a newer plumb than this one; refuse to touch it."""
+__all__ = [
+    "SchemaTooNew",
+    "StateBusy",
+    "StateDB",
+    "StateDamaged",
+    "StateError",
+    "StateFull",
+    "StateReadOnly",
+    "open_state_db",
+]
 
 
 def utc_now() -> datetime:
@@ -88,8 +114,16 @@ def utc_now() -> datetime:
 class StateDB:
     """One connection to ``plumb.db``, shared by threads behind a lock."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, clock: Callable[[], datetime]):
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        clock: Callable[[], datetime],
+        *,
+        read_only_reason: str | None = None,
+    ):
         self.path = path
+        self.read_only_reason = read_only_reason
         self._conn = conn
         self._lock = threading.RLock()
         self._clock = clock
@@ -109,25 +143,36 @@ class StateDB:
             if self._conn.in_transaction:
                 yield self._conn
                 return
+            if self.read_only_reason is not None:
+                raise read_only(self.path, self.read_only_reason)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StateBusy(
-                    f"{self.path}: another process kept the state database locked for more"
-                    f" than {BUSY_TIMEOUT_MS // 1000} s ({exc})"
-                ) from exc
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                try:
+                    yield self._conn
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise translate(self.path, exc, BUSY_TIMEOUT_MS / 1000) from exc
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
         """The connection, held for this thread, for statements that only read."""
         with self._lock:
-            yield self._conn
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise translate(self.path, exc, BUSY_TIMEOUT_MS / 1000) from exc
+
+    def make_room(self) -> None:
+        """Move the write-ahead log into the database and truncate it: on a full disk this
+        frees the log's space, so a small write (a lease release) can go through."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def check_write(self, token: LeaseToken) -> None:
         """Raise ``Frozen`` or ``FencedOut`` unless a device write may start now."""
@@ -156,42 +201,105 @@ class StateDB:
 
 
 def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> StateDB:
-    """Open (creating if needed) the control database at ``path`` and migrate it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-    )
+    """Open the control database at ``path`` and migrate it, creating it if it does not
+    exist; read-only where it cannot be written. Raises :class:`StateError`."""
+    now = clock().astimezone(UTC)
+    busy = BUSY_TIMEOUT_MS / 1000
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if path.parent.is_dir():
+            raise
+        return _empty_read_only(path, clock, exc.strerror or str(exc))
+    if not path.exists():
+        if not os.access(path.parent, os.W_OK):
+            return _empty_read_only(path, clock, "the state directory is not writable")
+        create_atomically(path, lambda conn: _migrate(conn, now), busy)
+    refuse_empty(path)
+    if not writable(path):
+        return _open_read_only(path, clock)
+    conn = sqlite3.connect(path, timeout=busy, isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
-        _migrate(conn, clock().astimezone(UTC))
+        _migrate(conn, now)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise translate(path, exc, busy) from exc
     except BaseException:
         conn.close()
         raise
     return StateDB(conn, path, clock)
 
 
+def _open_read_only(path: Path, clock: Callable[[], datetime]) -> StateDB:
+    """The existing file, read-only: its schema must be exactly this plumb's."""
+    conn = connect_read_only(path, BUSY_TIMEOUT_MS / 1000)
+    try:
+        current = _current_version(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise translate(path, exc, BUSY_TIMEOUT_MS / 1000) from exc
+    if current > len(MIGRATIONS):
+        conn.close()
+        raise _too_new(current)
+    if current < len(MIGRATIONS):
+        conn.close()
+        raise read_only(
+            path, f"schema version {current} needs an upgrade to {len(MIGRATIONS)} first"
+        )
+    why = "the file or its directory is not writable"
+    return StateDB(conn, path, clock, read_only_reason=why)
+
+
+def _empty_read_only(path: Path, clock: Callable[[], datetime], why: str) -> StateDB:
+    """No state was ever recorded and none can be here: an empty schema in memory."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    _migrate(conn, clock().astimezone(UTC))
+    return StateDB(conn, path, clock, read_only_reason=f"{why}; no state recorded yet")
+
+
 def _current_version(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    try:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            raise damaged(Path(conn_path(conn)), "not a plumb state database") from exc
+        raise
     return int(row[0] or 0)
+
+
+def conn_path(conn: sqlite3.Connection) -> str:
+    """The main database file of ``conn`` (for messages)."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return str(file) or ":memory:"
+    return "?"
+
+
+def _too_new(current: int) -> SchemaTooNew:
+    return SchemaTooNew(
+        f"state database schema version {current} is newer than this plumb knows"
+        f" ({len(MIGRATIONS)}); upgrade plumb"
+    )
 
 
 def _migrate(conn: sqlite3.Connection, now: datetime) -> None:
     """Apply the migrations this file lacks, all in one transaction (DDL is transactional)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+        if tables and "schema_version" not in tables:
+            raise damaged(Path(conn_path(conn)), "not a plumb state database")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_version"
             " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
         current = _current_version(conn)
         if current > len(MIGRATIONS):
-            raise SchemaTooNew(
-                f"state database schema version {current} is newer than this plumb knows"
-                f" ({len(MIGRATIONS)}); upgrade plumb"
-            )
+            raise _too_new(current)
         for version in range(current + 1, len(MIGRATIONS) + 1):
             for statement in MIGRATIONS[version - 1]:
                 conn.execute(statement)
@@ -200,6 +308,7 @@ def _migrate(conn: sqlite3.Connection, now: datetime) -> None:
                 (version, now.isoformat()),
             )
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
