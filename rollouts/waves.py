@@ -12,7 +12,10 @@ Filling a wave:
   break a cap;
 * with ``drain``, draining any node of a gang stalls the whole gang for the wave, so
   the wave takes whole per-wave shares of gangs: first gangs already drained in an
-  earlier wave, then new ones, most nodes per stalled GPU first; a gang joins only if
+  earlier wave, then new ones, most nodes per stalled GPU first; a gang's share is
+  one class of its split into as few waves as its replica and rack caps force (see
+  :mod:`rollouts.gangsplit`), so a gang whose replicas span racks is not drained more
+  often than its own bound says; a gang joins only if
   the wave can still take as many of its nodes as an empty wave could (its replica
   and rack caps permitting), so no gang is drained for a sliver. Nodes in no gang
   (they stall nothing) fill what is left. A wave that no further gang fits whole is
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 
 from rollouts.canary import pick_canary
 from rollouts.caps import EPSILON, Limits, PlanError, WaveLoad
+from rollouts.gangsplit import colour_classes
 from rollouts.spec import RolloutSpec
 from rollouts.strata import Stratification
 from rollouts.topology import Domain, FleetShape, Seat, seats
@@ -122,22 +126,13 @@ def _take_spread(load: WaveLoad, candidates: Sequence[str]) -> None:
 
 
 def _share(load: WaveLoad, nodes: Sequence[str]) -> list[str]:
-    """The nodes of one gang that ``load`` can still take, fullest replica first."""
-    seat_of = load.seat_of
-    per: dict[Domain, Counter[str]] = {d: Counter() for d in (Domain.dp_replica, Domain.rack)}
-    for node in nodes:
-        for domain, counts in per.items():
-            counts[seat_of[node].domains.get(domain, node)] += 1
-    order = sorted(
-        nodes,
-        key=lambda n: (
-            -per[Domain.dp_replica][seat_of[n].domains.get(Domain.dp_replica, n)],
-            -per[Domain.rack][seat_of[n].domains[Domain.rack]],
-        ),
-    )
+    """The nodes of one gang that ``load`` can still take: the largest of the gang's
+    colour classes (:mod:`rollouts.gangsplit`, so the gang needs no more waves than its
+    replica and rack caps force), then any other node that still fits."""
     trial = load.copy()
-    for node in order:
-        if trial.fits(node):
+    classes = colour_classes(nodes, load.seat_of, load.limits)
+    for node in [*classes[0], *nodes] if classes else []:
+        if node not in trial.members and trial.fits(node):
             trial.add(node)
     return trial.members[len(load.members) :]
 
