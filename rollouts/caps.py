@@ -1,5 +1,6 @@
 """Caps on one wave (pure): how many targets it may hold in all, per rack, per power
-and cooling domain, per data-parallel replica, and as a fraction of the fleet in flight.
+and cooling domain, per data-parallel replica, as a fraction of the fleet in flight,
+and (``never_both_tors``) never two switches cabled to the same host.
 
 :class:`WaveLoad` counts a wave as it is filled and names the cap a further target
 would break; :class:`PlanError` is how the planner says a spec cannot be planned,
@@ -36,6 +37,7 @@ class Limits:
     wave: int | None = None
     wave_field: str = "per_wave"
     domains: Mapping[Domain, int] = field(default_factory=dict)
+    tors_apart: bool = False  # caps.never_both_tors
 
     @classmethod
     def of(cls, caps: Caps, fleet_devices: int) -> Limits:
@@ -54,12 +56,13 @@ class Limits:
             if wave is None or in_flight < wave:
                 wave, wave_field = in_flight, "fleet_fraction_in_flight"
         domains = {d: getattr(caps, d.value) for d in Domain if getattr(caps, d.value) is not None}
-        return cls(wave, wave_field, domains)
+        return cls(wave, wave_field, domains, caps.never_both_tors)
 
     def describe(self) -> list[str]:
         """``per_wave 8``-style words for every cap in force."""
         words = [f"{self.wave_field} {self.wave}"] if self.wave is not None else []
-        return words + [f"{d.value} {cap}" for d, cap in self.domains.items()]
+        words += [f"{d.value} {cap}" for d, cap in self.domains.items()]
+        return words + (["never_both_tors"] if self.tors_apart else [])
 
 
 class WaveLoad:
@@ -72,12 +75,14 @@ class WaveLoad:
         self.members: list[str] = []
         self.counts: dict[Domain, Counter[str]] = {d: Counter() for d in limits.domains}
         self.gangs: set[str] = set()
+        self.hosts: Counter[str] = Counter()  # hosts of the wave's switches
 
     def copy(self) -> WaveLoad:
         other = WaveLoad(self.limits, self.seat_of, self.size)
         other.members = list(self.members)
         other.counts = {d: Counter(c) for d, c in self.counts.items()}
         other.gangs = set(self.gangs)
+        other.hosts = Counter(self.hosts)
         return other
 
     def blocker(self, target: str) -> str | None:
@@ -91,6 +96,8 @@ class WaveLoad:
             where = domains.get(domain)
             if where is not None and self.counts[domain][where] >= cap:
                 return domain.value
+        if self.limits.tors_apart and any(self.hosts[h] for h in self.seat_of[target].hosts):
+            return "never_both_tors"
         return None
 
     def fits(self, target: str) -> bool:
@@ -105,6 +112,7 @@ class WaveLoad:
                 self.counts[domain][where] += 1
         if seat.gang is not None:
             self.gangs.add(seat.gang)
+        self.hosts.update(seat.hosts)
 
     def remove(self, target: str) -> None:
         seat = self.seat_of[target]
@@ -115,3 +123,4 @@ class WaveLoad:
                 self.counts[domain][where] -= 1
         if seat.gang is not None and all(self.seat_of[m].gang != seat.gang for m in self.members):
             self.gangs.discard(seat.gang)
+        self.hosts.subtract(seat.hosts)

@@ -65,6 +65,7 @@ from rollouts.judgeable import short_metrics
 from rollouts.runtime import Runtime
 from rollouts.sources import TimeWindow, collect
 from rollouts.spec import HardFault, RolloutSpec
+from rollouts.topology import stalled_gangs
 
 WRITE_PATHS_NEEDING_REBOOT = ("firmware/",)
 _OUTCOME_STATUS = {
@@ -240,13 +241,9 @@ def apply_through(
 
 
 def drained_gang_gpus(rt: Runtime, nodes: Collection[str]) -> int:
-    """GPUs of every gang that draining ``nodes`` stops (a gang stalls as a whole)."""
-    chosen = set(nodes)
-    return sum(
-        len(gang.nodes) * gang.gpus_per_node
-        for gang in rt.fleet.gangs.values()
-        if chosen & set(gang.nodes)
-    )
+    """GPUs of every gang that draining ``nodes`` stops (a gang stalls as a whole; a
+    switch stops every gang with a node cabled to it)."""
+    return sum(stalled_gangs(rt.fleet, sorted(nodes)).values())
 
 
 def _write(

@@ -5,7 +5,8 @@ whole gang for the drain time. A wave therefore stalls
 
     sum over the gangs it touches of (gang GPUs x drain_minutes / 60)   GPU-hours,
 
-whatever number of the gang's nodes it drains; nodes in no gang stall nothing. Dollars
+whatever number of the gang's nodes it drains; nodes in no gang stall nothing. A
+switch drained stalls every gang with a node cabled to it (the GPUs behind it). Dollars
 are GPU-hours x ``usd_per_gpu_hour``. Two bounds stand beside the plan's total:
 
 * ``lower_bound``: every touched gang drained exactly once (all its targets in one wave);
@@ -51,7 +52,8 @@ def _stall(drains: Mapping[str, int], gpus: Mapping[str, int], price: Price) -> 
 
 
 def _gang_gpus(seat_of: Mapping[str, Seat], targets: Iterable[str]) -> dict[str, int]:
-    return {s.gang: s.gang_gpus for t in targets if (s := seat_of[t]).gang is not None}
+    """The gangs draining ``targets`` stops: a node's own, and every gang behind a switch."""
+    return {g: n for t in targets for g, n in seat_of[t].stalls.items()}
 
 
 def wave_stall(
@@ -111,10 +113,10 @@ def cap_bound(
     if not drain:
         return NOTHING
     by_gang: dict[str, list[str]] = {}
+    gpus: dict[str, int] = {}
     for target in targets:
-        gang = seat_of[target].gang
-        if gang is not None:
+        for gang, count in seat_of[target].stalls.items():
             by_gang.setdefault(gang, []).append(target)
-    gpus = {g: seat_of[nodes[0]].gang_gpus for g, nodes in by_gang.items()}
+            gpus[gang] = count
     drains = {g: fewest_waves(nodes, seat_of, limits) for g, nodes in by_gang.items()}
     return _stall(drains, gpus, price)

@@ -72,6 +72,11 @@ class Caps(Strict):
     per_cooling_domain: StrictInt | None = Field(None, ge=1)
     per_dp_replica: StrictInt | None = Field(None, ge=1, description="nodes of one DP replica")
     fleet_fraction_in_flight: StrictFloat | None = Field(None, gt=0.0, le=1.0)
+    never_both_tors: StrictBool = Field(
+        False,
+        description="no wave holds two switches cabled to the same host (both ToRs of "
+        "a pair, or two rails of one node): no host loses two uplinks at once",
+    )
 
 
 class BakeMode(StrEnum):

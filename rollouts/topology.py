@@ -8,12 +8,12 @@ build small ones from pydantic models directly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from inventory.models import Device, Gang, Rack
+from inventory.models import Device, Gang, Link, LinkClass, Rack
 
 
 class FleetShape(Protocol):
@@ -28,6 +28,9 @@ class FleetShape(Protocol):
     @property
     def gangs(self) -> Mapping[str, Gang]: ...
 
+    @property
+    def links(self) -> Sequence[Link]: ...
+
 
 @dataclass(frozen=True)
 class Inventory:
@@ -36,6 +39,7 @@ class Inventory:
     devices: Mapping[str, Device]
     racks: Mapping[str, Rack]
     gangs: Mapping[str, Gang]
+    links: Sequence[Link] = ()
 
 
 class Domain(StrEnum):
@@ -49,11 +53,17 @@ class Domain(StrEnum):
 
 @dataclass(frozen=True)
 class Seat:
-    """One target's failure domains and training gang (``None``: it runs no gang)."""
+    """One target's failure domains and training gang (``None``: it runs no gang).
+
+    ``stalls``: the gangs draining this target stops, with their GPUs (a node's own
+    gang; for a switch, every gang with a node cabled to it). ``hosts``: for a switch,
+    the hosts cabled to it (two switches sharing a host are that host's ToR pair)."""
 
     domains: Mapping[Domain, str]
     gang: str | None
     gang_gpus: int
+    stalls: Mapping[str, int] = field(default_factory=dict)
+    hosts: frozenset[str] = frozenset()
 
 
 ATTRIBUTES = (
@@ -87,6 +97,10 @@ def seats(fleet: FleetShape, targets: list[str] | tuple[str, ...]) -> dict[str, 
         for index, replica in enumerate(gang.dp_replicas):
             for node in replica:
                 replica_of[node] = replica_name(gang.name, index)
+    hosts_of: dict[str, set[str]] = {}
+    for link in fleet.links:
+        if link.link_class is LinkClass.host_leaf:
+            hosts_of.setdefault(link.b, set()).add(link.a)
     found: dict[str, Seat] = {}
     for name in targets:
         device = fleet.devices[name]
@@ -99,11 +113,30 @@ def seats(fleet: FleetShape, targets: list[str] | tuple[str, ...]) -> dict[str, 
         if name in replica_of:
             domains[Domain.dp_replica] = replica_of[name]
         runs = gang_of.get(name)
+        hosts = frozenset(hosts_of.get(name, ()))
+        behind = [gang_of[h] for h in sorted(hosts) if h in gang_of]
+        if runs is not None:
+            behind.append(runs)
         found[name] = Seat(
             domains,
             runs.name if runs is not None else None,
-            len(runs.nodes) * runs.gpus_per_node if runs is not None else 0,
+            gang_gpus(runs) if runs is not None else 0,
+            {g.name: gang_gpus(g) for g in behind},
+            hosts,
         )
+    return found
+
+
+def gang_gpus(gang: Gang) -> int:
+    return len(gang.nodes) * gang.gpus_per_node
+
+
+def stalled_gangs(fleet: FleetShape, targets: Sequence[str]) -> dict[str, int]:
+    """The gangs draining ``targets`` stops (a node's gang, the gangs behind a switch),
+    with their GPUs."""
+    found: dict[str, int] = {}
+    for seat in seats(fleet, [t for t in targets if t in fleet.devices]).values():
+        found.update(seat.stalls)
     return found
 
 
