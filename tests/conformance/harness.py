@@ -8,14 +8,16 @@ tests in ``test_conformance.py`` run against each.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from intent.fleet import Fleet
+from reconciler.capabilities import inexpressible
 from reconciler.drivers.base import DeviceRef, Driver
-from reconciler.settings import Owned
+from reconciler.settings import Owned, Scalar
 
 
 class Harness(Protocol):
@@ -41,6 +43,19 @@ class Harness(Protocol):
         """Remove every injected fault."""
 
 
+def expressible(
+    fleet: Fleet, device: str, desired: Mapping[str, Owned], observed: Mapping[str, Scalar]
+) -> dict[str, Owned]:
+    """``desired`` less the paths the device's platform cannot express, decided on its
+    observed state exactly as the plan decides them (such paths are never sent)."""
+    platform = fleet.devices[device].platform.value
+    return {
+        path: owned
+        for path, owned in desired.items()
+        if inexpressible(platform, path, observed) is None
+    }
+
+
 @dataclass
 class LabHarness:
     """The lab fleet built from ORION: a leaf and a GPU node with real work to do."""
@@ -61,9 +76,13 @@ class LabHarness:
         return load_fleet(self.fleet_root)
 
     def desired(self, ref: DeviceRef) -> dict[str, Owned]:
+        """The rendered intent less what the device's platform cannot express."""
         from reconciler.render import render_device
 
-        return render_device(self._fleet(), ref.name)
+        fleet = self._fleet()
+        return expressible(
+            fleet, ref.name, render_device(fleet, ref.name), self.driver.observe(ref)
+        )
 
     @property
     def store(self):  # type: ignore[no-untyped-def]

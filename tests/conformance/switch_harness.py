@@ -3,10 +3,11 @@ simulator, reached through the real driver factory (``plumb.yaml`` ``drivers:`` 
 ``mgmt_map`` to the simulator's port, known_hosts from the simulator's host key,
 credentials in the environment).
 
-leaf-r0 runs EOS, leaf-r1 SONiC. Each starts at its rendered intent except for drift
-in MTU (every port), QoS (ECN Kmin, PFC headroom, a DSCP mapping) and BGP
-(maximum-paths, a neighbor's AS and another's inbound filter); its NOS version already
-matches, so no test waits for a reload.
+leaf-r0 runs EOS, leaf-r1 SONiC. Each starts at its rendered intent except for drift in MTU
+(every port), QoS (ECN Kmin, PFC headroom, a DSCP mapping) and BGP (maximum-paths, a
+neighbor's AS and another's inbound filter); its NOS version already matches, so no
+test waits for a reload. What the platform cannot express (as observed) is left out
+of the desired state, as the plan leaves it out.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.render import render_device
 from reconciler.settings import Owned, Scalar, as_desired_state
 from reconciler.targets import Targets
+from tests.conformance.harness import expressible
 from tests.drivers.simflat import state_from_flat
-from tests.fleetcopy import FleetCopy, copy_orion
+from tests.fleetcopy import copy_orion
 from tests.switchsim import DeviceSpec, Fault, SwitchSim
 
 USER_ENV, PASSWORD_ENV = "PLUMB_SWITCH_USERNAME", "PLUMB_SWITCH_PASSWORD"
 USERNAME = "plumb-ops"
 COMMIT_TIMEOUT = 2  # seconds; a commit the simulator holds longer times out
 HANG = 4.0
+DRIFTED_MTU = 9100  # where a drifted switch starts
 
 
 def drifted(desired: dict[str, Scalar]) -> dict[str, Scalar]:
@@ -39,7 +42,7 @@ def drifted(desired: dict[str, Scalar]) -> dict[str, Scalar]:
     state = dict(desired)
     for path in state:
         if path.startswith("interfaces/") and path.endswith("/mtu"):
-            state[path] = 9214
+            state[path] = DRIFTED_MTU
     drift: dict[str, Scalar] = {
         "qos/ecn/3/kmin_kb": 150,
         "qos/pfc_headroom_kb": 96,
@@ -123,7 +126,9 @@ class SwitchHarness:
         return [self.targets.ref(self.device)]
 
     def desired(self, ref: DeviceRef) -> dict[str, Owned]:
-        return render_device(self.fleet, ref.name)
+        """The rendered intent less what the device's platform cannot express."""
+        desired = render_device(self.fleet, ref.name)
+        return expressible(self.fleet, ref.name, desired, self.driver.observe(ref))
 
     def write_count(self, ref: DeviceRef) -> int:
         return self.sim.write_count(ref.name)
@@ -141,7 +146,7 @@ class SwitchHarness:
 @contextmanager
 def switch_harness(tmp: Path, driver: str, device: str, extra: str = "") -> Iterator[SwitchHarness]:
     """One simulated ORION leaf behind the named driver."""
-    copy: FleetCopy = copy_orion(tmp)
+    copy = copy_orion(tmp)
     password = "sw-" + secrets.token_hex(12)
     spec = simulated_leaf(copy.load(), device, password)
     sim = SwitchSim(tmp / "sim")
