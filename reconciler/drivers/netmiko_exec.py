@@ -9,15 +9,22 @@ and are reused by observe, stage, compare, commit and confirm behind a per-devic
 lock. known_hosts is parsed once per file version (path and mtime). Every call runs in
 :func:`~.netmiko_errors.map_errors`; after any error the client is dropped and the next
 call reconnects.
+
+With ``session_log_dir`` set, each device gets ``<dir>/<device>.log`` (folder created
+0700, file kept 0600, appended to): every login, every command with its exit status,
+stdout and stderr, and every command that ended without one (timeout, cut link), with
+each known secret masked. Without the option nothing is written.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import paramiko
@@ -53,6 +60,53 @@ class Result:
     status: int
 
 
+MASK = "********"
+
+
+def masked(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every secret replaced (longest first, so none leaves a tail)."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
+def log_entry(when: datetime, command: str, result: Result | BaseException) -> str:
+    """One session-log entry: the command, then its exit status and output streams, or
+    why it ended without an exit status."""
+    head = f"{when.isoformat(timespec='milliseconds')} $ {command}\n"
+    if isinstance(result, BaseException):
+        return head + f"[no exit status: {type(result).__name__}: {result}]\n"
+    body = head + f"[exit status {result.status}]\n" + _block("stdout", result.stdout)
+    return body + _block("stderr", result.stderr)
+
+
+def _block(stream: str, text: str) -> str:
+    if not text:
+        return ""
+    return f"[{stream}]\n{text}" + ("" if text.endswith("\n") else "\n")
+
+
+class SessionLog:
+    """``<folder>/<device>.log``: appended to, owner-only, every secret masked."""
+
+    def __init__(self, folder: Path, device: str, secrets: Sequence[str]) -> None:
+        self.path = folder / f"{device}.log"
+        self.secrets = tuple(secrets)
+
+    def write(self, text: str) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(handle, 0o600)  # a file made by hand with wider rights is narrowed
+        with os.fdopen(handle, "a", encoding="utf-8") as file:
+            file.write(masked(text, self.secrets))
+
+    def command(self, command: str, result: Result | BaseException) -> None:
+        self.write(log_entry(datetime.now(UTC), command, result))
+
+    def note(self, text: str) -> None:
+        self.write(f"{datetime.now(UTC).isoformat(timespec='milliseconds')} # {text}\n")
+
+
 class ExecSession:
     """An open client to one device, used while the pool holds its lock."""
 
@@ -71,13 +125,22 @@ class ExecSession:
             transport = self.client.get_transport()
             if transport is None or not transport.is_active():
                 raise EOFError("the SSH connection is closed")
-            channel = transport.open_session(timeout=self.pool.options.connect_timeout)
             try:
-                channel.settimeout(wait)
-                channel.exec_command(command)
-                return self._collect(channel, wait, command)
-            finally:
-                channel.close()
+                result = self._exec(transport, command, wait)
+            except BaseException as exc:
+                self.pool.record(self.name, command, exc)
+                raise
+            self.pool.record(self.name, command, result)
+            return result
+
+    def _exec(self, transport: paramiko.Transport, command: str, wait: float) -> Result:
+        channel = transport.open_session(timeout=self.pool.options.connect_timeout)
+        try:
+            channel.settimeout(wait)
+            channel.exec_command(command)
+            return self._collect(channel, wait, command)
+        finally:
+            channel.close()
 
     @staticmethod
     def _collect(channel: paramiko.Channel, wait: float, command: str) -> Result:
@@ -110,6 +173,7 @@ class ExecSession:
                 raise EOFError("the SSH connection is closed")
             channel = transport.open_session(timeout=self.pool.options.connect_timeout)
             channel.exec_command(command)
+            self.pool.note(self.name, f"started {command!r}; it ends the session")
             time.sleep(0.2)
 
 
@@ -124,6 +188,22 @@ class ExecPool:
         self._locks: dict[str, threading.Lock] = {}
         self._clients: dict[str, paramiko.SSHClient] = {}
         self.opened = 0  # clients opened so far (reuse keeps this at one per device)
+
+    def _log(self, name: str) -> SessionLog | None:
+        folder = self.options.session_log_dir
+        return None if folder is None else SessionLog(folder, name, self.secrets)
+
+    def record(self, name: str, command: str, result: Result | BaseException) -> None:
+        """Log one command's outcome (only with ``session_log_dir``)."""
+        log = self._log(name)
+        if log is not None:
+            log.command(command, result)
+
+    def note(self, name: str, text: str) -> None:
+        """Log an event of the connection (only with ``session_log_dir``)."""
+        log = self._log(name)
+        if log is not None:
+            log.note(text)
 
     def _lock(self, name: str) -> threading.Lock:
         with self._guard:
@@ -159,11 +239,13 @@ class ExecPool:
                     allow_agent=False,
                     look_for_keys=False,
                 )
-        except BaseException:
+        except BaseException as exc:
             client.close()
+            self.note(ref.name, f"login to {ref.host}:{ref.port} failed: {type(exc).__name__}")
             raise
         with self._guard:
             self.opened += 1
+        self.note(ref.name, f"logged in to {ref.host}:{ref.port} as {self.credentials.username}")
         return client
 
     @staticmethod

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.drivers.netmiko_exec import MASK, Result, SessionLog
 from reconciler.drivers.switch_access import Credentials, load_credentials
 from reconciler.errors import DeviceAuthError, Handling, HostKeyMismatch, classify
 from reconciler.targets import TargetError, Targets
@@ -149,3 +150,51 @@ def test_session_logs_are_private(fleet_run: FleetRun) -> None:
     folder = fleet_run.outside / "logs"
     assert folder.stat().st_mode & 0o077 == 0
     assert all(p.stat().st_mode & 0o077 == 0 for p in every_file(folder))
+
+
+def test_a_sonic_session_log_holds_each_command_its_status_and_output(
+    switches: Switches,
+) -> None:
+    """With session_log_dir, every exec command is appended to <device>.log with its exit
+    status and output (a refused one too), owner-only, and never the password."""
+    ref = switches.add("sonic")
+    folder = switches.tmp / "logs"
+    driver = switches.driver("sonic", session_log_dir=str(folder))
+    driver.observe(ref)
+    with driver.exec.session(ref) as session:
+        assert session.run("no-such-command").status == 127
+    driver.close()
+    switches.driver("sonic", session_log_dir=str(folder)).observe(ref)  # a later run
+    log = folder / f"{ref.name}.log"
+    text = log.read_text()
+    assert text.count("$ show version") == 2  # appended, not replaced
+    assert "[exit status 0]" in text and "SONiC Software Version" in text
+    assert "$ no-such-command\n[exit status 127]\n" in text and "command not found" in text
+    assert "as plumb-ops" in text and switches.password not in text
+    assert folder.stat().st_mode & 0o777 == 0o700 and log.stat().st_mode & 0o777 == 0o600
+
+
+def test_no_session_log_is_written_without_the_option(switches: Switches) -> None:
+    """Without session_log_dir the SONiC driver writes no file at all."""
+    ref = switches.add("sonic")
+    before = set(every_file(switches.tmp))
+    switches.driver("sonic").observe(ref)
+    assert set(every_file(switches.tmp)) == before
+
+
+def test_a_session_log_masks_every_secret_wherever_it_appears(tmp_path: Path) -> None:
+    """A secret echoed in a command, its output, its error stream or an exception is
+    masked (the longer secret first, so no tail of it survives), and a log file made
+    with wider rights is narrowed to its owner."""
+    log = SessionLog(tmp_path / "logs", "leaf-9", ("pw-1", "pw-1-enable"))
+    (tmp_path / "logs").mkdir(mode=0o700)
+    log.path.write_text("earlier run\n")
+    log.path.chmod(0o644)
+    log.command("echo pw-1-enable", Result("pw-1\n", "bad pw-1-enable", 1))
+    log.command("show version", TimeoutError("no answer; pw-1"))
+    text = log.path.read_text()
+    assert "pw-1" not in text
+    assert f"$ echo {MASK}\n[exit status 1]\n[stdout]\n{MASK}\n[stderr]\nbad {MASK}\n" in text
+    assert f"[no exit status: TimeoutError: no answer; {MASK}]" in text
+    assert text.startswith("earlier run\n")
+    assert log.path.stat().st_mode & 0o777 == 0o600

@@ -41,4 +41,5 @@ def test_the_switches_hold_their_intent(fleet_run: FleetRun) -> None:
     assert eos.bgp is not None and eos.bgp.maximum_paths == desired["bgp/maximum_paths"]
     sonic = fleet_run.sim.record("leaf-r1")
     assert sonic["running"] == sonic["startup"]  # confirmed and saved
-    assert sonic["running"]["PORT"]["Ethernet1"]["mtu"] == "9216"
+    mtu = as_desired_state(render_device(fleet, "leaf-r1"))["interfaces/Ethernet1/mtu"]
+    assert sonic["running"]["PORT"]["Ethernet1"]["mtu"] == str(mtu)
