@@ -62,7 +62,7 @@ from rollouts.evidence import (
 )
 from rollouts.judge import FaultCounts, MetricSamples
 from rollouts.judgeable import short_metrics
-from rollouts.runtime import Runtime
+from rollouts.runtime import Runtime, real_time
 from rollouts.sources import TimeWindow, collect
 from rollouts.spec import HardFault, RolloutSpec
 from rollouts.topology import stalled_gangs
@@ -316,7 +316,7 @@ def _accept(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     rows = journal.targets(ctx.id, wave.number)
     pending = [r for r in rows if r.lifecycle in (Lifecycle.maintenance, Lifecycle.acceptance)]
     if pending:
-        rt.clock.advance(_remaining_drain(rt, ctx, wave))
+        pass_drain_time(rt, _remaining_drain(rt, ctx, wave))
         changed = [
             r.device
             for r in pending
@@ -355,6 +355,35 @@ def _accept(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     return WaveStatus.baking
 
 
+WAIT_SLICE_MINUTES = 0.25
+"""A real-time wait checks this often whether an operator aborted the rollout."""
+
+
+def stop_if_aborted(rt: Runtime, ctx: Context) -> None:
+    current = rt.db.journal.get(ctx.id)
+    if current is not None and current.status is RolloutStatus.aborted:
+        raise RolloutAborted(current.reason or "aborted")
+
+
+def wait(rt: Runtime, ctx: Context, minutes: float) -> None:
+    """Let ``minutes`` pass on the rollout's clock: a virtual clock moves at once; on a
+    real one the wait goes in slices and stops at an operator abort."""
+    if not real_time(rt.clock):
+        rt.clock.advance(minutes)
+        return
+    end = rt.clock.now() + minutes
+    while (left := end - rt.clock.now()) > 0:
+        rt.clock.advance(min(WAIT_SLICE_MINUTES, left))
+        stop_if_aborted(rt, ctx)
+
+
+def pass_drain_time(rt: Runtime, minutes: float) -> None:
+    """The declared drain/flash/reboot time passes on a virtual clock (the lab's nodes
+    take none); on a real clock those steps took their own time, nothing to wait."""
+    if not real_time(rt.clock):
+        rt.clock.advance(minutes)
+
+
 def _remaining_drain(rt: Runtime, ctx: Context, wave: WaveRow) -> float:
     """The drain/flash/reboot time the spec declares, less what has already passed."""
     start = wave.drain_start if wave.drain_start is not None else rt.clock.now()
@@ -383,7 +412,7 @@ def _bake(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     left = wave.bake_end - rt.clock.now()
     if left > 0:
         rt.reporter.message(f"wave {wave.number}: baking {_hm(left)}")
-        rt.clock.advance(left)
+        wait(rt, ctx, left)
     return WaveStatus.assessing
 
 
@@ -620,9 +649,7 @@ def run_wave(rt: Runtime, ctx: Context, number: int) -> WaveStatus:
         step = STEPS.get(wave.status)
         if step is None:
             return wave.status
-        current = journal.get(ctx.id)
-        if current is not None and current.status is RolloutStatus.aborted:
-            raise RolloutAborted(current.reason or "aborted")
+        stop_if_aborted(rt, ctx)
         following = step(rt, ctx, wave)
         journal.update_wave(ctx.id, number, status=following)
 

@@ -41,6 +41,7 @@ from rollouts.execute import (
     needs_reboot,
     observe,
     owner,
+    pass_drain_time,
 )
 from rollouts.runtime import Runtime
 from rollouts.spec import RollbackScope
@@ -190,7 +191,10 @@ def _restore(
         if outcome.stopped and ("Frozen" in outcome.stopped or "FencedOut" in outcome.stopped):
             raise RolloutStopped(outcome.stopped)
     if ctx.spec.drain and rows:
-        _return_to_service(rt, ctx, rows, befores)
+        lost = _return_to_service(rt, ctx, rows, befores)
+        report.restored = [n for n in report.restored if n not in lost]
+        report.already = [n for n in report.already if n not in lost]
+        report.failed.update(lost)
 
 
 def _keep(
@@ -217,7 +221,10 @@ def _keep(
 
 def _return_to_service(
     rt: Runtime, ctx: Context, rows: Sequence[TargetRow], befores: dict[str, dict[str, Scalar]]
-) -> None:
+) -> dict[str, str]:
+    """Reboot what the restore flashed back, re-observe (a restore the reboot lost is
+    ``rollback_failed``), run acceptance, and return the nodes to service or repair;
+    returns the targets whose restore the reboot lost."""
     journal = rt.db.journal
     restored = {
         r.device
@@ -225,9 +232,19 @@ def _return_to_service(
         if r.device in befores and r.status is TargetStatus.rolled_back
     }
     started = rt.clock.now()
-    rt.clock.advance(ctx.spec.price.drain_minutes)  # drain, flash back, reboot
+    pass_drain_time(rt, ctx.spec.price.drain_minutes)  # drain, flash back, reboot
     reboot = [n for n in restored if needs_reboot(list(befores[n]))]
     failures = {n: e for n, e in rt.maintenance.reboot(reboot).items() if e}
+    seen = observe(rt, sorted(restored))
+    lost = {
+        n: "after the reboot the before-state is not in place"
+        + (f": {seen[n].error}" if seen[n].error else "")
+        for n in sorted(restored)
+        if not at(seen[n].state, befores[n])
+    }
+    if lost:  # a restore the reboot did not keep is not a rollback
+        journal.set_targets(ctx.id, lost, TargetStatus.rollback_failed, errors=lost)
+        failures.update(lost)
     fresh = [r for r in journal.targets(ctx.id) if r.device in befores]
     move(rt, ctx, fresh, Lifecycle.acceptance)
     failures.update({n: f for n, f in rt.maintenance.acceptance(list(befores)).items() if f})
@@ -238,6 +255,7 @@ def _return_to_service(
     wave = journal.waves(ctx.id)[first - 1]
     hours = gpus * (rt.clock.now() - started) / 60.0
     journal.update_wave(ctx.id, first, stall_gpu_hours=wave.stall_gpu_hours + hours)
+    return lost
 
 
 def rollback(

@@ -41,7 +41,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 class WallClock:
     """Real time: a bake of 30 minutes waits 30 minutes (and survives a restart,
-    since its end is journaled)."""
+    since its end is journaled). The rollout waits on it in slices, so an operator
+    abort stops a bake within a slice; drain, flash and reboot take their real time
+    in the maintenance steps, so the declared ``drain_minutes`` (a price figure) is
+    never slept on it."""
 
     def now(self) -> float:
         return (datetime.now(UTC) - _EPOCH).total_seconds() / 60.0
@@ -111,3 +114,8 @@ class Runtime:
 
     def record(self, kind: str, **fields: Any) -> None:
         self.audit.record(kind, **fields)
+
+
+def real_time(clock: BakeClock) -> bool:
+    """Does waiting on ``clock`` take real time? (A virtual clock moves at once.)"""
+    return isinstance(clock, WallClock)

@@ -9,9 +9,9 @@ from ipaddress import IPv4Address
 
 from inventory.models import Device, Gang, Link, LinkClass, Role
 from reconciler.settings import Change
-from rollouts.planning import plan_changes
 from rollouts.caps import Limits, WaveLoad
 from rollouts.gangsplit import colour_classes
+from rollouts.planning import plan_changes
 from rollouts.price import fewest_waves
 from rollouts.strata import stratify
 from rollouts.topology import Inventory, seats

@@ -6,12 +6,13 @@ rollback with nothing to do that changes nothing."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from reconciler.state.journal import RolloutStatus, TargetStatus, WaveStatus
-from tests.fleetcopy import copy_orion
+from tests.fleetcopy import FleetCopy, copy_orion
 from tests.rollouts.gitfleet import GitFleet, git
 
 QOS = "qos-mtu-tune"
@@ -19,8 +20,8 @@ QOS = "qos-mtu-tune"
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh lab (with its drift: leaf-r2 Ethernet22 carries PFC '3,4' by hand) and a
-    committed ECN change rolled out to completion over 9 switches."""
+    """A fresh lab (with its drift, e.g. a switch port's PFC priorities changed by hand)
+    and a committed ECN change rolled out to completion over the switches."""
     copy = copy_orion(tmp_path_factory.mktemp("rollback-trust"))
     copy.write(".gitignore", ".plumb/\n")
     git(copy.path, "init", "-q", "-b", "main")
@@ -34,15 +35,31 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy.path
 
 
+def clone(template: Path, where: Path) -> GitFleet:
+    shutil.copytree(template, where / "orion")
+    return GitFleet(FleetCopy(where / "orion"))
+
+
+@pytest.fixture(scope="module")
+def kept_by_drift(template: Path, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The targets whose before-state disagrees with a peer (the lab's drift), as a
+    safe-subset emergency rollback on a scratch copy finds them."""
+    scratch = clone(template, tmp_path_factory.mktemp("scratch"))
+    rollout = scratch.only_rollout()
+    scratch.plumb("rollback", rollout, ".", "--emergency", "--only-safe")
+    return statuses(scratch, rollout).get(TargetStatus.applied, set())
+
+
 @pytest.fixture
 def fleet(template: Path, tmp_path: Path) -> GitFleet:
-    import shutil
+    return clone(template, tmp_path)
 
-    from tests.fleetcopy import FleetCopy
 
-    where = tmp_path / "orion"
-    shutil.copytree(template, where)
-    return GitFleet(FleetCopy(where))
+def statuses(fleet: GitFleet, rollout: str) -> dict[TargetStatus, set[str]]:
+    found: dict[TargetStatus, set[str]] = {}
+    for target in fleet.targets(rollout):
+        found.setdefault(target.status, set()).add(target.device)
+    return found
 
 
 def counts(text: str) -> dict[str, int]:
@@ -53,97 +70,110 @@ def counts(text: str) -> dict[str, int]:
     return dict(zip(("restored", "already", "failed"), map(int, found.groups()), strict=True))
 
 
-def journal_counts(fleet: GitFleet, rollout: str) -> dict[TargetStatus, set[str]]:
-    found: dict[TargetStatus, set[str]] = {}
-    for target in fleet.targets(rollout):
-        found.setdefault(target.status, set()).add(target.device)
-    return found
-
-
-DRIFTED = {"leaf-r2", "leaf-r5"}  # before-states at odds with their peers (lab drift)
-
-
-def test_emergency_counts_agree_with_the_journal(fleet: GitFleet) -> None:
+def test_emergency_counts_agree_with_the_journal(fleet: GitFleet, kept_by_drift: set[str]) -> None:
     """A refused emergency rollback counts every target it could not restore, in the
     summary, the FAILED lines and the rollout's reason alike; --only-safe then
-    restores the 7 others and keeps the 2 drifted ones at intent."""
+    restores the others and keeps the drifted ones at intent."""
     rollout = fleet.only_rollout()
+    everyone = {t.device for t in fleet.targets(rollout)}
+    assert kept_by_drift and kept_by_drift < everyone
     run = fleet.plumb("rollback", rollout, ".", "--emergency")
     assert run.exit_code == 1
-    failed = journal_counts(fleet, rollout)[TargetStatus.rollback_failed]
-    assert len(failed) == 9
-    assert counts(run.stdout)["failed"] == len(failed)
-    assert run.stderr.count("  FAILED ") == len(failed)
+    assert statuses(fleet, rollout) == {TargetStatus.rollback_failed: everyone}
+    assert counts(run.stdout) == {"restored": 0, "already": 0, "failed": len(everyone)}
+    assert run.stderr.count("  FAILED ") == len(everyone)
     assert f"plumb rollback {rollout} --emergency --only-safe" in run.stderr
     with fleet.db() as db:
         row = db.journal.get(rollout)
-    assert row is not None and "rollback (emergency): restored 0 target(s)" in (row.reason or "")
-    assert "9 failed" in (row.reason or "")
+    assert row is not None
+    assert f"restored 0 target(s), 0 already at their before-state, {len(everyone)} failed" in (
+        row.reason or ""
+    )
     run = fleet.plumb("rollback", rollout, ".", "--emergency", "--only-safe")
-    assert run.exit_code == 1  # two targets still hold the change
-    assert counts(run.stdout) == {"restored": 7, "already": 0, "failed": 0}
-    assert "2 kept as they are" in run.stdout
-    assert journal_counts(fleet, rollout) == {
-        TargetStatus.rolled_back: {t.device for t in fleet.targets(rollout)} - DRIFTED,
-        TargetStatus.applied: DRIFTED,
+    assert run.exit_code == 1  # the drifted targets still hold the change
+    restored = len(everyone) - len(kept_by_drift)
+    assert counts(run.stdout) == {"restored": restored, "already": 0, "failed": 0}
+    assert f"{len(kept_by_drift)} kept as they are" in run.stdout
+    assert statuses(fleet, rollout) == {
+        TargetStatus.rolled_back: everyone - kept_by_drift,
+        TargetStatus.applied: kept_by_drift,
     }
 
 
-def test_refused_rollback_names_a_next_step_that_works(fleet: GitFleet) -> None:
-    """--scope rollout restores waves 5..2, is refused on wave 1's drifted
-    before-states and says to add --only-safe; that keeps the 2 drifted targets at
-    intent, every other target is exactly at its before-state, only restored fields
-    are pinned, and the rollout is not called rolled back."""
+def test_refused_rollback_names_a_next_step_that_works(
+    fleet: GitFleet, kept_by_drift: set[str]
+) -> None:
+    """--scope rollout restores wave by wave until a wave's drifted before-state is
+    refused, and says to add --only-safe; that keeps the drifted targets at intent,
+    every other target is exactly at its before-state, only restored fields are
+    pinned, and the rollout is not called rolled back."""
     rollout = fleet.only_rollout()
-    before = {t.device: dict(t.before or {}) for t in fleet.targets(rollout)}
-    intended = {t.device: dict(t.intended) for t in fleet.targets(rollout)}
+    rows = fleet.targets(rollout)
+    before = {t.device: dict(t.before or {}) for t in rows}
+    intended = {t.device: dict(t.intended) for t in rows}
     run = fleet.plumb("rollback", rollout, ".", "--scope", "rollout")
     assert run.exit_code == 1
-    assert counts(run.stdout) == {"restored": 7, "already": 0, "failed": 2}
-    assert journal_counts(fleet, rollout)[TargetStatus.rollback_failed] == DRIFTED
+    found = statuses(fleet, rollout)
+    said = counts(run.stdout)
+    assert said["failed"] == len(found[TargetStatus.rollback_failed]) > 0
+    assert said["restored"] == len(found.get(TargetStatus.rolled_back, set()))
+    skipped = found.get(TargetStatus.applied, set())
+    assert not skipped or f"{len(skipped)} not attempted" in run.stdout
     assert "REFUSED" in run.stderr
     assert f"plumb rollback {rollout} --scope rollout --only-safe" in run.stderr
     run = fleet.plumb("rollback", rollout, ".", "--scope", "rollout", "--only-safe")
     assert run.exit_code == 1, run.stdout + run.stderr
-    assert counts(run.stdout) == {"restored": 0, "already": 7, "failed": 0}
-    assert "KEPT leaf-r2 at the intended state" in run.stderr
+    assert counts(run.stdout)["already"] == said["restored"]
+    for name in kept_by_drift:
+        assert f"KEPT {name} at the intended state" in run.stderr
     running = fleet.running()
     for device, values in before.items():
-        wanted = intended[device] if device in DRIFTED else values
+        wanted = intended[device] if device in kept_by_drift else values
         assert {p: running[device].get(p) for p in values} == wanted, device
-    assert journal_counts(fleet, rollout)[TargetStatus.applied] == DRIFTED
+    assert statuses(fleet, rollout)[TargetStatus.applied] == kept_by_drift
     with fleet.db() as db:
         row = db.journal.get(rollout)
         pinned = {p.device for p in db.journal.pins(rollout)}
     assert row is not None and row.status is RolloutStatus.aborted
-    assert "2 of 9 changed target(s) still hold the change" in (row.reason or "")
-    assert pinned and not pinned & DRIFTED
+    left = f"{len(kept_by_drift)} of {len(before)} changed target(s) still hold the change"
+    assert left in (row.reason or "")
+    assert pinned and not pinned & kept_by_drift
 
 
-def test_one_target_rollback_does_not_roll_back_the_rollout(fleet: GitFleet) -> None:
-    """Restoring leaf-r0 alone leaves 8 changed targets: the rollout and its wave are
-    not rolled_back, and the reason says so."""
+def test_one_target_rollback_does_not_roll_back_the_rollout(
+    fleet: GitFleet, kept_by_drift: set[str]
+) -> None:
+    """Restoring one target leaves the others changed: the rollout and its waves are
+    not rolled_back, and the reason says how many still hold the change."""
     rollout = fleet.only_rollout()
-    run = fleet.plumb("rollback", rollout, ".", "--target", "leaf-r0")
+    rows = fleet.targets(rollout)
+    one = min({t.device for t in rows} - kept_by_drift)
+    run = fleet.plumb("rollback", rollout, ".", "--target", one)
     assert run.exit_code == 0, run.stdout + run.stderr
     with fleet.db() as db:
         row = db.journal.get(rollout)
         waves = db.journal.waves(rollout)
     assert row is not None and row.status is not RolloutStatus.rolled_back
-    assert "8 of 9 changed target(s) still hold the change" in (row.reason or "")
-    assert all(w.status is not WaveStatus.rolled_back for w in waves)
+    assert f"{len(rows) - 1} of {len(rows)} changed target(s) still hold the change" in (
+        row.reason or ""
+    )
+    mine = next(t.wave for t in rows if t.device == one)
+    others = [t for t in rows if t.wave == mine and t.device != one]
+    assert (waves[mine - 1].status is WaveStatus.rolled_back) == (not others)
 
 
-def test_a_second_rollback_with_nothing_to_do_changes_nothing(fleet: GitFleet) -> None:
+def test_a_second_rollback_with_nothing_to_do_changes_nothing(
+    fleet: GitFleet, kept_by_drift: set[str]
+) -> None:
     """The reason and the pins' reason of the first rollback survive a second one."""
     rollout = fleet.only_rollout()
-    assert (
-        fleet.plumb("rollback", rollout, ".", "-t", "leaf-r0", "--reason", "first").exit_code == 0
-    )
+    one = min({t.device for t in fleet.targets(rollout)} - kept_by_drift)
+    run = fleet.plumb("rollback", rollout, ".", "-t", one, "--reason", "first")
+    assert run.exit_code == 0
     with fleet.db() as db:
         first = db.journal.get(rollout)
         pins = db.journal.pins(rollout)
-    run = fleet.plumb("rollback", rollout, ".", "-t", "leaf-r0", "--reason", "second")
+    run = fleet.plumb("rollback", rollout, ".", "-t", one, "--reason", "second")
     assert run.exit_code == 0
     assert "nothing left to restore" in run.stdout + run.stderr
     with fleet.db() as db:
