@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import sys
 from datetime import date
@@ -25,7 +26,7 @@ from plumb.schemas import FILE_KINDS, schema_for, write_schemas
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
 from policies.repo import load_repo_policies
-from reconciler.state.dbfile import StateError
+from reconciler.state.dbfile import StateError, state_file_error
 
 
 def _prefix_for(root: Path) -> str:
@@ -109,10 +110,23 @@ def schema(
         typer.echo(str(path))
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so every ``finally`` (the lease) runs."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one unwinding is enough
+    raise Terminated
+
+
 def main() -> None:
     """Console entry point: run the app; turn stray errors into a message, never a traceback."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()
+    except Terminated:
+        sys.stderr.write("terminated (SIGTERM): no further device was started\n")
+        sys.exit(128 + signal.SIGTERM)
     except InputError as exc:
         for problem in exc.problems:
             sys.stderr.write(f"{problem}\n")
@@ -121,7 +135,7 @@ def main() -> None:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
     except sqlite3.Error as exc:  # the lab's database, or any other state file
-        sys.stderr.write(f"error: a state file could not be used: {exc}\n")
+        sys.stderr.write(f"error: {state_file_error(exc)}\n")
         sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

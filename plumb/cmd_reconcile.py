@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ci.planfmt import apply_json, dumps, plan_json, plan_text
 from plumb.app import FormatOpt, PathArg, SelectOpt, app, check_format, fail
 from plumb.context import AuditToDb, DbGuard, FleetContext, fleet_context
+from plumb.interrupted import settle_interrupted
 from reconciler.errors import FencedOut, Frozen
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Plan, build_plan
@@ -22,7 +24,7 @@ from reconciler.render import render_desired
 from reconciler.select import SelectError, neighbours, select_devices
 from reconciler.settings import State
 from reconciler.state.db import StateBusy
-from reconciler.state.lease import LeaseHeld
+from reconciler.state.lease import LeaseHeld, LeaseToken
 from reconciler.targets import TargetError, Targets
 
 err = Console(stderr=True)
@@ -202,6 +204,41 @@ def _apply(
     concurrency: int,
     confirm_within: float | None,
 ) -> ApplyReport:
+    """A dry run plans and stages without the lease. A real apply takes the lease first,
+    settles writes an interrupted run left open, and only then observes and plans: a
+    plan made before the lease could be stale by the time it is applied."""
+    options = _Options(select, dry_run, yes, format, concurrency, confirm_within)
+    if dry_run:
+        return _plan_and_apply(context, targets, options, None)
+    db = context.db
+    try:
+        db.freeze.check()
+        with db.lease.held(context.holder, "apply") as token:
+            for settled in settle_interrupted(db, targets, AuditToDb(context).record):
+                err.print(
+                    f"interrupted write on {settled.device}: {settled.message}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            return _plan_and_apply(context, targets, options, token)
+    except (Frozen, FencedOut, LeaseHeld, StateBusy) as exc:
+        raise fail(str(exc), 1) from None
+
+
+@dataclass(frozen=True)
+class _Options:
+    select: str | None
+    dry_run: bool
+    yes: bool
+    format: str
+    concurrency: int
+    confirm_within: float | None
+
+
+def _plan_and_apply(
+    context: FleetContext, targets: Targets, options: _Options, token: LeaseToken | None
+) -> ApplyReport:
+    select, dry_run, yes, format = options.select, options.dry_run, options.yes, options.format
     the_plan = make_plan(context, targets, select, show_progress=format == "text")
     _audit_plan(context, the_plan)
     if format == "text":
@@ -227,9 +264,9 @@ def _apply(
         context,
         targets,
         the_plan,
-        dry_run=dry_run,
-        concurrency=concurrency,
-        confirm_within=confirm_within,
+        token,
+        concurrency=options.concurrency,
+        confirm_within=options.confirm_within,
         progress=format == "text",
     )
     if format == "json":
@@ -251,12 +288,13 @@ def _run(
     context: FleetContext,
     targets: Targets,
     the_plan: Plan,
+    token: LeaseToken | None,
     *,
-    dry_run: bool,
     concurrency: int,
     confirm_within: float | None,
     progress: bool,
 ) -> ApplyReport:
+    """Apply under ``token`` (the lease the caller holds), or stage only when None."""
     total = sum(len(s.changes) for s in the_plan.steps)
     with _progress(total, "applying", progress) as bar:
         task = bar.add_task("apply", total=total) if bar else None
@@ -265,29 +303,21 @@ def _run(
             if bar is not None and task is not None:
                 bar.advance(task)
 
-        if dry_run:
+        if token is None:
             return apply_plan(
                 the_plan, targets, dry_run=True, concurrency=concurrency, on_device=tick
             )
-        db = context.db
-        try:
-            db.freeze.check()
-            with db.lease.held(context.holder, "apply") as token:
-                context.audit(
-                    "decision", detail={"apply": "start", "changes": the_plan.change_count()}
-                )
-                return apply_plan(
-                    the_plan,
-                    targets,
-                    dry_run=False,
-                    guard=DbGuard(db, token),
-                    audit=AuditToDb(context),
-                    confirm_within=confirm_within,
-                    concurrency=concurrency,
-                    on_device=tick,
-                )
-        except (Frozen, FencedOut, LeaseHeld, StateBusy) as exc:
-            raise fail(str(exc), 1) from None
+        context.audit("decision", detail={"apply": "start", "changes": the_plan.change_count()})
+        return apply_plan(
+            the_plan,
+            targets,
+            dry_run=False,
+            guard=DbGuard(context.db, token),
+            audit=AuditToDb(context),
+            confirm_within=confirm_within,
+            concurrency=concurrency,
+            on_device=tick,
+        )
 
 
 @app.command()

@@ -262,26 +262,30 @@ def apply_plan(
             on_device(result)
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        for index, step in enumerate(plan.steps):
-            if stop.is_set():
-                not_started.extend(d for s in plan.steps[index:] for d in s.devices())
-                break
-            list(pool.map(lambda n, s=step: run(s.index, n, s.changes), step.devices()))
-            bad = [
-                r
-                for r in results
-                if r.step == step.index and r.outcome in (Outcome.failed, Outcome.unknown)
-            ]
-            if bad and not stop.is_set():
-                stop_reason.append(
-                    f"step {step.index} ({step.phase}): {len(bad)} device(s) "
-                    "failed or unknown; later steps were not started"
-                )
-                sink.record(
-                    "decision",
-                    detail={"stopped_after_step": step.index, "bad": [r.device for r in bad]},
-                )
-                stop.set()
+        try:
+            for index, step in enumerate(plan.steps):
+                if stop.is_set():
+                    not_started.extend(d for s in plan.steps[index:] for d in s.devices())
+                    break
+                list(pool.map(lambda n, s=step: run(s.index, n, s.changes), step.devices()))
+                bad = [
+                    r
+                    for r in results
+                    if r.step == step.index and r.outcome in (Outcome.failed, Outcome.unknown)
+                ]
+                if bad and not stop.is_set():
+                    stop_reason.append(
+                        f"step {step.index} ({step.phase}): {len(bad)} device(s) "
+                        "failed or unknown; later steps were not started"
+                    )
+                    sink.record(
+                        "decision",
+                        detail={"stopped_after_step": step.index, "bad": [r.device for r in bad]},
+                    )
+                    stop.set()
+        except BaseException:
+            stop.set()  # a signal or an error in this thread: start no further device
+            raise
     results.sort(key=lambda r: (r.step, r.device))
     return ApplyReport(
         tuple(results), stop_reason[0] if stop_reason else None, tuple(sorted(set(not_started)))

@@ -181,6 +181,23 @@ class Audit:
             rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
         return [_record(row) for row in reversed(rows)]
 
+    def open_writes(self) -> dict[str, list[AuditRecord]]:
+        """Per device, the ``write`` records no ``result`` record followed: writes a run
+        that died (crash, kill) left with an unknown outcome, oldest first."""
+        with self._db.reading() as conn:
+            cursor = conn.execute(
+                f"SELECT {_COLUMNS}, prev_hash, hash FROM audit AS w WHERE kind = 'write'"
+                " AND seq > coalesce((SELECT max(seq) FROM audit AS r WHERE r.kind = 'result'"
+                " AND r.device = w.device), 0) ORDER BY seq"
+            )
+            names = [column[0] for column in cursor.description]
+            rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+        found: dict[str, list[AuditRecord]] = {}
+        for row in rows:
+            record = _record(row)
+            found.setdefault(record.device or "", []).append(record)
+        return found
+
     def verify(self) -> AuditVerdict:
         """Recompute the whole chain; name every row whose hash, link or seq is wrong."""
         problems: list[AuditProblem] = []

@@ -77,6 +77,16 @@ def translate(path: Path, exc: sqlite3.Error, busy_seconds: float) -> StateError
     return StateError(f"state database {path}: {exc}")
 
 
+def state_file_error(exc: sqlite3.Error) -> str:
+    """A message for a SQLite error on a state file plumb cannot name (the lab's)."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _FULL:
+        return (
+            f"cannot write a state file ({exc}): the disk or the file size limit is full,"
+            " or the disk is failing; free space and run the command again"
+        )
+    return f"a state file could not be used: {exc}"
+
+
 def damaged(path: Path, why: str) -> StateDamaged:
     return StateDamaged(
         f"state database {path} is damaged ({why}): its lease, freeze, audit log and rollout"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.errors import FencedOut
 from reconciler.state.audit import Audit, AuditKind
+from reconciler.state.dbfile import StateFull
 
 if TYPE_CHECKING:
     from reconciler.state.db import StateDB
@@ -194,12 +195,20 @@ class Lease:
 
     @contextmanager
     def held(self, holder: str, purpose: str) -> Iterator[LeaseToken]:
-        """Hold the lease for the ``with`` block; released on the way out, error or not."""
+        """Hold the lease for the ``with`` block; released on the way out, error or not.
+
+        When the release itself cannot be written (a full disk), the write-ahead log is
+        folded into the database to free its space and the release is tried once more:
+        a lease left held would stop every later writer until someone breaks it."""
         token = self.acquire(holder, purpose)
         try:
             yield token
         finally:
-            self.release(token)
+            try:
+                self.release(token)
+            except StateFull:
+                self._db.make_room()
+                self.release(token)
 
     def _audit_event(self, action: str, actor: str, fence: int, **detail: str) -> None:
         self._audit.append(
