@@ -55,6 +55,22 @@ def _load_spec(fleet: Fleet, spec: str) -> LoadedSpec:
         raise typer.Exit(2) from None
 
 
+def _checked_select(fleet: Fleet, loaded: LoadedSpec) -> str:
+    """The spec's selection, refused at its line when it selects nothing, with a
+    warning at its line for every alternative that matches no device."""
+    from rollouts.selection import check_selection
+
+    where = loaded.where("targets", "select")
+    try:
+        warnings = check_selection(fleet.devices.values(), loaded.spec.targets.select)
+    except PlanError as exc:
+        typer.echo(f"{where}: {exc.message}", err=True)
+        raise typer.Exit(1) from None
+    for warning in warnings:
+        typer.echo(f"{where}: warning: {warning}", err=True)
+    return loaded.spec.targets.select
+
+
 def _needs_lab(fleet: Fleet, select: str) -> bool:
     names = select_devices(fleet.devices.values(), select)
     rules = fleet.config.drivers
@@ -75,7 +91,7 @@ def rollout_plan(
     with fleet_context(path) as context:
         fleet = context.fleet
         loaded = _load_spec(fleet, spec)
-        select = loaded.spec.targets.select
+        select = _checked_select(fleet, loaded)
         if _needs_lab(fleet, select) and not lab_db_path(fleet).exists():
             raise fail(
                 f"no lab fleet at {lab_db_path(fleet)}: a rollout plan needs the targets' "
@@ -218,7 +234,8 @@ def launch(context: FleetContext, loaded: LoadedSpec, *, show: bool) -> Launched
     with _lease(context, f"rollout {loaded.spec.name}") as token:
         targets = context.targets()
         try:
-            observed = make_plan(context, targets, loaded.spec.targets.select, show_progress=False)
+            select = _checked_select(fleet, loaded)
+            observed = make_plan(context, targets, select, show_progress=False)
         finally:
             targets.close()
         if observed.refused:
