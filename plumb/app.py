@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from intent.fleet import Fleet, load_fleet
+from intent.fleet import CONFIG_FILE, Fleet, load_fleet
 from inventory.problems import InputError
 
 app = typer.Typer(
@@ -17,7 +17,54 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-PathArg = Annotated[Path, typer.Argument(help="Fleet repo (a directory with plumb.yaml).")]
+PathArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Fleet repo (a directory with plumb.yaml); default: -C/--repo, $PLUMB_REPO, or"
+        " the nearest directory upward from here with a plumb.yaml."
+    ),
+]
+HERE = Path(".")
+
+
+class _Global:
+    """What the global options chose for this invocation."""
+
+    repo: Path | None = None
+
+
+@app.callback()
+def _global_options(
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--repo",
+            "-C",
+            envvar="PLUMB_REPO",
+            help="The fleet repo, for every command (a path given to a command wins).",
+        ),
+    ] = None,
+) -> None:
+    """GitOps fleet configuration reconciler with policy-as-code for AI GPU clusters."""
+    _Global.repo = repo
+
+
+def fleet_root(path: Path) -> Path:
+    """The fleet repo a command works on: its own path argument when one was given,
+    else -C/--repo (or $PLUMB_REPO), else the nearest directory from the working
+    directory upward that holds a plumb.yaml, else the working directory (which then
+    fails to load, saying it is not a fleet repo)."""
+    if path != HERE:
+        return path
+    if _Global.repo is not None:
+        return _Global.repo
+    here = Path.cwd()
+    for directory in (here, *here.parents):
+        if (directory / CONFIG_FILE).is_file():
+            return directory
+    return path
+
+
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text | json")]
 SelectOpt = Annotated[
     str | None,
@@ -34,10 +81,17 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def load_or_exit(root: Path) -> Fleet:
     """Load the fleet repo or print every problem as file:line:col and exit 2."""
     try:
-        return load_fleet(root)
+        return load_fleet(fleet_root(root))
     except InputError as exc:
         for problem in exc.problems:
             typer.echo(str(problem), err=True)
+        if root == HERE and _Global.repo is None and not (Path.cwd() / CONFIG_FILE).exists():
+            typer.echo(
+                "hint: run plumb inside a fleet repo, or name it with `plumb -C PATH ...`"
+                " or PLUMB_REPO=PATH (a command's own arguments, such as a rollout id,"
+                " come before its fleet path)",
+                err=True,
+            )
         raise typer.Exit(2) from None
 
 

@@ -21,7 +21,7 @@ from ci.formats import FORMATS
 from ci.outcome import ValidateOutcome
 from intent.fleet import load_fleet
 from inventory.problems import InputError
-from plumb.app import PathArg, app, load_or_exit
+from plumb.app import PathArg, app, fleet_root, load_or_exit
 from plumb.schemas import FILE_KINDS, schema_for, write_schemas
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
@@ -43,6 +43,7 @@ def run_validation(
 ) -> ValidateOutcome:
     """Load the fleet and evaluate every policy (with ``against``, a snapshot file, also
     the policies over observed state); bad input becomes problems, not raises."""
+    root = fleet_root(root)
     prefix = _prefix_for(root)
     try:
         fleet = load_fleet(root)

@@ -24,7 +24,7 @@ from ci.gitrev import FleetHistory, GitRevError, Revision
 from ci.review.model import BASE_SOURCE, ObservedSource, RevisionInfo
 from intent.fleet import Fleet, load_fleet
 from inventory.problems import InputError, Location, Problem
-from plumb.app import PathArg, app, fail
+from plumb.app import PathArg, app, fail, fleet_root
 from plumb.cmd_snapshot import read_snapshot
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, Policy
@@ -226,6 +226,7 @@ def review(
     from ci.review.render import REVIEW_FORMATS
 
     extra = _formats(format, report or [])
+    path = fleet_root(path)
     options = _Options(path, against, rollout or [], repo_policies, _today(today))
     try:
         with FleetHistory(path) as history, tempfile.TemporaryDirectory(prefix="plumb-") as tmp:
