@@ -12,6 +12,7 @@ from inventory.index import Endpoint
 from plumb.app import PathArg, fail, load_or_exit
 from reconciler.drivers.lab import create_lab, miscable
 from reconciler.lab import Fault, FaultKind, lab_db_path, states_from_snapshot
+from reconciler.state.dbfile import keep_out_of_git
 from reconciler.state.labdb import DEVICE_WRITES, LabStore
 
 lab_app = typer.Typer(
@@ -42,6 +43,7 @@ def lab_init(
     """Create (or recreate) the lab fleet from the inventory."""
     fleet = load_or_exit(path)
     store = LabStore(lab_db_path(fleet))
+    keep_out_of_git(lab_db_path(fleet).parent)
     try:
         if from_snapshot is not None:
             try:

@@ -171,7 +171,10 @@ def _inputs(
     head_fleet, head_policies, problems = _load_head(
         head_root, found, history.subdir, options.repo_policies
     )
-    files = history.changed_files(old, new)
+    state_dirs = {f.config.state_dir.strip("/") + "/" for f in (base_fleet, head_fleet) if f}
+    files = tuple(  # the state directory is plumb's record, never part of a change
+        f for f in history.changed_files(old, new) if not f.startswith(tuple(state_dirs))
+    )
     specs: list[LoadedSpec] = []
     spec_problems: list[Problem] = []
     observed = BASE_SOURCE

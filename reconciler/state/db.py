@@ -37,6 +37,7 @@ from reconciler.state.dbfile import (
     connect_read_only,
     create_atomically,
     damaged,
+    keep_out_of_git,
     read_only,
     refuse_empty,
     translate,
@@ -211,6 +212,7 @@ def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> Sta
         if path.parent.is_dir():
             raise
         return _empty_read_only(path, clock, exc.strerror or str(exc))
+    keep_out_of_git(path.parent)
     if not path.exists():
         if not os.access(path.parent, os.W_OK):
             return _empty_read_only(path, clock, "the state directory is not writable")

@@ -104,6 +104,18 @@ def read_only(path: Path, why: str) -> StateReadOnly:
     )
 
 
+STATE_GITIGNORE = "# plumb's state (lease, audit log, journal, lab): never committed\n*\n"
+
+
+def keep_out_of_git(state_dir: Path) -> None:
+    """Write ``<state_dir>/.gitignore`` ignoring everything in it, unless one is there:
+    the state is the fleet's own record, not intent, and must not be committed."""
+    marker = state_dir / ".gitignore"
+    if not marker.exists():
+        with contextlib.suppress(OSError):  # read-only: nothing is written there anyway
+            marker.write_text(STATE_GITIGNORE)
+
+
 def writable(path: Path) -> bool:
     """Whether plumb may write ``path`` (and its ``-wal``/``-shm`` files beside it)."""
     return os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
