@@ -52,6 +52,11 @@ def run_validation(
             policies += load_repo_policies(fleet.root)
     except InputError as exc:
         return ValidateOutcome(root, None, tuple(exc.problems), None, prefix)
+    from reconciler.rulecheck import check_driver_rules
+
+    driver_problems = check_driver_rules(fleet)
+    if driver_problems:  # bad input: found now, not on a device half-way through an apply
+        return ValidateOutcome(root, None, tuple(driver_problems), None, prefix)
     observed = None
     if against is not None:
         from plumb.cmd_snapshot import read_snapshot  # exits 2 naming the file when bad
