@@ -9,9 +9,10 @@ stage      read the before-state (kept as ``candidate.before``), refuse what the
            platform cannot express (:mod:`.sonic_caps`), build the patches
            (:mod:`.sonic_patch`: one, or two when a BGP peer is deleted and re-added),
            write each with ``echo BASE64 | base64 -d > /tmp/plumb-<id>-<n>.json``
-compare    ``sudo config apply-patch --dry-run FILE`` for each (the device's own reason
-           when it refuses), then a fresh read with the patches applied locally and
-           parsed back into changes
+compare    ``sudo config apply-patch --dry-run FILE`` for the first patch (the device's
+           own reason when it refuses; a re-add after a removal cannot be dry-run
+           against the running config and is checked when applied), then a fresh read
+           with the patches applied locally and parsed back into changes
 commit     ``sudo config checkpoint plumb-<id>``; with ``confirm_within`` first
            ``sudo systemd-run --unit=plumb-confirm-<id> --on-active=SECONDS
            /usr/local/bin/config rollback plumb-<id>`` (armed *before* the patch, so a
@@ -82,10 +83,19 @@ class SonicCandidate:
 
 
 def _reason(text: str) -> str:
-    """The device's own reason: its last ``Error:`` line, else its last lines."""
+    """The device's own reason: its last ``Error:`` line with the ``- SCOPE: why`` lines
+    that follow it (``config apply-patch`` on 202405 lists its failures per namespace
+    under ``Failed to apply patch on the following scopes:``), else its last lines."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    errors = [line for line in lines if line.lower().startswith(("error", "failed"))]
-    return (errors[-1] if errors else " | ".join(lines[-2:]))[:300]
+    errors = [n for n, line in enumerate(lines) if line.lower().startswith(("error", "failed"))]
+    if not errors:
+        return " | ".join(lines[-2:])[:400]
+    found = [lines[errors[-1]]]
+    for line in lines[errors[-1] + 1 :]:
+        if not line.startswith("- "):
+            break
+        found.append(line)
+    return " ".join(found)[:400]
 
 
 class SonicDriver(SwitchDriver):
@@ -178,9 +188,10 @@ class SonicDriver(SwitchDriver):
         changes: list[Change] = []
         if staged.patches:
             with self.exec.session(device) as session:
-                for file in staged.files:
-                    dry = f"sudo {CONFIG} apply-patch --dry-run {file}"
-                    self._shell(session, dry, "apply-patch --dry-run")
+                # a dry run checks a patch against the running config: only the first
+                # patch can be; a re-add that follows a removal is checked when applied
+                dry = f"sudo {CONFIG} apply-patch --dry-run {staged.files[0]}"
+                self._shell(session, dry, "apply-patch --dry-run")
                 data = self._running(session)
             try:
                 now = parse_running(data)

@@ -70,7 +70,7 @@ class LabHarness:
         targets = Targets.for_fleet(self._fleet())
         return [targets.ref("leaf-r0"), targets.ref("gpu-n01")]
 
-    def _fleet(self):  # type: ignore[no-untyped-def]
+    def _fleet(self) -> Fleet:
         from intent.fleet import load_fleet
 
         return load_fleet(self.fleet_root)

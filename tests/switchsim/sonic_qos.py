@@ -118,22 +118,22 @@ def lossless_profile(profile: SonicProfile, xoff_kb: int) -> dict[str, str]:
 
 
 def wred_profile(ecn: EcnQueue) -> dict[str, str]:
-    """A WRED profile marking ECN between the green thresholds of `ecn`."""
-    low, high = str(ecn.kmin_kb * 1024), str(ecn.kmax_kb * 1024)
-    probability = str(ecn.pmax_percent)
+    """A WRED profile marking ECN between the green thresholds of `ecn`; yellow and red
+    keep the values of SONiC's AZURE_LOSSLESS template (1 MiB to 2 MiB, 5 %), so each
+    color's minimum stays below its maximum whatever the green thresholds are."""
     return {
         "ecn": "ecn_all",
-        "green_drop_probability": probability,
-        "green_max_threshold": high,
-        "green_min_threshold": low,
-        "red_drop_probability": probability,
-        "red_max_threshold": high,
+        "green_drop_probability": str(ecn.pmax_percent),
+        "green_max_threshold": str(ecn.kmax_kb * 1024),
+        "green_min_threshold": str(ecn.kmin_kb * 1024),
+        "red_drop_probability": "5",
+        "red_max_threshold": str(2 * 1024 * 1024),
         "red_min_threshold": str(1024 * 1024),
         "wred_green_enable": "true",
         "wred_red_enable": "true",
         "wred_yellow_enable": "true",
-        "yellow_drop_probability": probability,
-        "yellow_max_threshold": high,
+        "yellow_drop_probability": "5",
+        "yellow_max_threshold": str(2 * 1024 * 1024),
         "yellow_min_threshold": str(1024 * 1024),
     }
 
