@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import sys
 from datetime import date
 from pathlib import Path
@@ -140,13 +139,14 @@ def main() -> None:
     except StateError as exc:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
-    except sqlite3.Error as exc:  # the lab's database, or any other state file
-        sys.stderr.write(f"error: {state_file_error(exc)}\n")
-        sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
     except Exception as exc:
+        state = state_file_error(exc)  # the lab's database, or another state file
+        if state is not None:
+            sys.stderr.write(f"error: {state}\n")
+            sys.exit(2)
         if os.environ.get("PLUMB_DEBUG"):
             raise
         sys.stderr.write(

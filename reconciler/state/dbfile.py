@@ -24,7 +24,6 @@ import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 
 
 class StateError(Exception):
@@ -77,8 +76,11 @@ def translate(path: Path, exc: sqlite3.Error, busy_seconds: float) -> StateError
     return StateError(f"state database {path}: {exc}")
 
 
-def state_file_error(exc: sqlite3.Error) -> str:
-    """A message for a SQLite error on a state file plumb cannot name (the lab's)."""
+def state_file_error(exc: BaseException) -> str | None:
+    """A message for a SQLite error on a state file plumb cannot name (the lab's); None
+    when ``exc`` is no SQLite error."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
     if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _FULL:
         return (
             f"cannot write a state file ({exc}): the disk or the file size limit is full,"
@@ -152,7 +154,7 @@ def create_atomically(
 def connect_read_only(path: Path, timeout: float) -> sqlite3.Connection:
     """A read-only connection; falls back to ``immutable`` when SQLite cannot create the
     WAL's shared-memory file beside a database in a read-only directory."""
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    uri = f"{path.resolve().as_uri()}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
