@@ -106,7 +106,7 @@ SSH_TIMEOUT = 60
 ECN_QUEUE = 3
 ECN_BEFORE = EcnQueue(200, 800, 20)
 ECN_AFTER = EcnQueue(160, 640, 15)
-LEAF_KINDS = (("arista", "7060DX5-64S", "eos"), ("celestica", "DS5000", "sonic"))
+LEAF_KINDS = (("arista", "7060DX5-64S", "eos"), ("nvidia", "ACS-SN5600", "sonic"))
 OLD_BUNDLE, NEW_BUNDLE = "hx8-2026.06", "hx8-2026.09"
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -323,13 +323,13 @@ def write_switch_fleet(repo: Path, count: int) -> None:
         "firmware:\n"
         "  bundles:\n"
         '    - {name: eos-4.32.2F, models: [7060DX5-64S], components: {nos: "4.32.2F"}}\n'
-        '    - {name: sonic-202411, models: [DS5000], components: {nos: "202411"}}\n'
+        '    - {name: sonic-202411, models: [ACS-SN5600], components: {nos: "202411"}}\n'
         "groups:\n"
         "  - name: eos-leaves\n"
         "    match: {models: [7060DX5-64S]}\n"
         "    set: {firmware: {bundle: eos-4.32.2F}}\n"
         "  - name: sonic-leaves\n"
-        "    match: {models: [DS5000]}\n"
+        "    match: {models: [ACS-SN5600]}\n"
         "    set: {firmware: {bundle: sonic-202411}}\n"
     )
     bgp = ["bgp:", "  maximum_paths: 64", "  inbound_filter: FABRIC-IN", "  leaf_asns:"]

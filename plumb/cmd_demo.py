@@ -90,7 +90,7 @@ def _validate(root: Path) -> None:
 
 
 def _catch_bad_change(root: Path, scratch: Path) -> None:
-    _step("a bad change: host MTU 9000 -> 9200 (9200 + 22 > 9216 on the switch port)")
+    _step("a bad change: host MTU 9000 -> 9200 (9200 + 22 > 9214 on the switch port)")
     bad = scratch / "bad"
     shutil.copytree(root, bad)
     mtu = bad / "intent" / "mtu.yaml"

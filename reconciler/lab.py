@@ -11,7 +11,8 @@ A fresh lab is *not* the desired state, so the first reconcile has real work to 
   left at MTU 1500, an ECN Kmin changed by hand, a BGP maximum-paths of 16, an extra
   PFC priority on one port, ...), each on a distinct field;
 * **unmanaged fields** that plumb does not own and must never write
-  (:data:`UNMANAGED_PATTERNS`): hostname, serial, kernel, port descriptions, and what
+  (:data:`UNMANAGED_PATTERNS`): hostname, serial, kernel, a switch's model (and on
+  SONiC its BGP configuration mode and buffer model), port descriptions, and what
   each switch port hears on the wire by LLDP (``lldp/<port>/{system,port}``, the far
   end of its inventory cable until :func:`swap_far_ends` miscables two of them).
 
@@ -32,7 +33,7 @@ from typing import TypeVar
 from intent.fleet import Fleet
 from intent.models import Bundle
 from inventory.index import Endpoint
-from inventory.models import Role
+from inventory.models import Platform, Role
 from reconciler.capabilities import inexpressible
 from reconciler.render import render_desired
 from reconciler.settings import Scalar, as_desired_state
@@ -44,6 +45,9 @@ UNMANAGED_PATTERNS = (
     "system/hostname",
     "system/serial",
     "system/kernel",
+    "system/model",
+    "system/bgp_config",
+    "system/buffer_model",
     "interfaces/*/description",
     "lldp/*",
 )
@@ -156,6 +160,20 @@ def _serial(name: str) -> str:
     return "SN" + "".join(rng.choice("0123456789ABCDEFGHJKLMNPRSTUVWXYZ") for _ in range(10))
 
 
+def _add_platform_facts(fleet: Fleet, name: str, state: dict[str, Scalar]) -> None:
+    """What a switch reports about itself and its platform decides what it can express:
+    its model (on SONiC the HwSKU), and on SONiC the BGP configuration mode and buffer
+    model. Lab SONiC switches run FRR's management framework (``frrcfgd``: BGP globals
+    and route-maps in config_db) on the static buffer model."""
+    device = fleet.devices[name]
+    if device.role is Role.gpu_node:
+        return
+    state["system/model"] = device.model
+    if device.platform is Platform.sonic:
+        state["system/bgp_config"] = "frrcfgd"
+        state["system/buffer_model"] = "static"
+
+
 def _add_unmanaged(fleet: Fleet, name: str, state: dict[str, Scalar]) -> None:
     state["system/hostname"] = name
     state["system/serial"] = _serial(name)
@@ -205,6 +223,7 @@ def initial_lab_states(
     ``drift`` is exact unless the fleet has fewer fields of the drift kinds."""
     states = {name: as_desired_state(desired) for name, desired in render_desired(fleet).items()}
     for name, state in states.items():
+        _add_platform_facts(fleet, name, state)
         # A lab device holds only what its platform can express, like the real one.
         platform = fleet.devices[name].platform.value
         for path in [p for p in state if inexpressible(platform, p, state) is not None]:

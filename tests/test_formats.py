@@ -212,7 +212,7 @@ def test_json_violation_points_at_the_offending_value(render: Render) -> None:
     violation = json.loads(out.stdout)["violations"][0]
     assert set(violation) == VIOLATION_KEYS
     file, line, col = out.at("9200")
-    _, port_line, port_col = out.at("9216")
+    _, port_line, port_col = out.at("9214")
     assert violation["locations"] == [
         {"file": file, "line": line, "col": col},
         {"file": file, "line": port_line, "col": port_col},
@@ -619,7 +619,7 @@ def test_text_collapses_repeats_of_one_location(render: Render) -> None:
 def test_text_shows_the_other_values_involved(render: Render) -> None:
     """Each shown finding is followed by "see" lines for the other values it involves."""
     out = render("violating", "text")
-    file, line, col = out.at("9216")
+    file, line, col = out.at("9214")
     assert out.stdout.splitlines()[2] == f"      see {file}:{line}:{col}"
 
 

@@ -181,7 +181,7 @@ def test_duplicate_key_names_the_first_line(orion: FleetCopy) -> None:
     [
         (
             "intent/mtu.yaml",
-            "switch_port: 9216   # leaf",
+            "switch_port: 9214   # leaf",
             "switch_port: 99999   # leaf",
             "99999",
             "mtu.host-leaf.switch_port: Input should be less than or equal to 9216 (got 99999)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from intent.fleet import Fleet
-from inventory.models import Role
+from inventory.models import Platform, Role
 from policies.engine import Finding, policy
 from policies.views import ETHERNET_OVERHEAD, RDMA_OVERHEAD, VERBS_MTUS, where
 
@@ -128,3 +128,38 @@ def fabric_ends_equal(fleet: Fleet) -> Iterator[Finding]:
             (*where(mtu_a, mtu_b), fleet.where.links[index]),
             (f"{link.a}:{link.a_port}", f"{link.b}:{link.b_port}"),
         )
+
+
+PORT_MTU_RANGE: dict[Platform, tuple[int, int]] = {
+    Platform.eos: (68, 9214),  # interface `mtu`: the L3 MTU, 68-9214
+    Platform.sonic: (68, 9216),  # config_db PORT `mtu` (sonic-port YANG)
+}
+"""The switch port MTUs each switch platform accepts."""
+
+
+@policy(
+    "mtu.platform-range",
+    title="Each switch port MTU is one its platform accepts",
+    rationale="EOS refuses an `mtu` above 9214 and SONiC a PORT mtu above 9216: a value the "
+    "platform cannot take is refused by every configuration session that carries it, so "
+    "nothing else in that change is applied either.",
+    remediation="Use a switch port MTU every platform on the link class accepts (9214 fits "
+    "EOS and SONiC alike).",
+)
+def platform_range(fleet: Fleet) -> Iterator[Finding]:
+    for name, device in fleet.devices.items():
+        limits = PORT_MTU_RANGE.get(device.platform)
+        if limits is None or not device.role.is_switch:
+            continue
+        intent = fleet.intent[name]
+        for link_class in sorted({pl.link_class.value for pl in fleet.cabling.ports(name)}):
+            mtu = intent.get("mtu", link_class, "switch_port")
+            if mtu is None or mtu.value is None or limits[0] <= mtu.value <= limits[1]:
+                continue
+            yield Finding(
+                f"{name}:{link_class}",
+                f"{name} ({device.platform.value}): switch port MTU {mtu.value} for "
+                f"{link_class} is outside {device.platform.value}'s {limits[0]}-{limits[1]}",
+                where(mtu),
+                (name,),
+            )

@@ -133,7 +133,9 @@ def asic_family(hwsku: str) -> str | None:
 
 
 def _platform(observed: Mapping[str, Scalar], what: str, table: Mapping[str, str]) -> str | None:
-    hwsku = str(observed.get("system/model") or "")
+    if not observed.get("system/model"):
+        return None  # not observed: the switch's dry run decides
+    hwsku = str(observed.get("system/model"))
     family = asic_family(hwsku)
     if family is None or family not in table:
         known = "an ASIC family it does not list" if family else "an unknown ASIC family"
@@ -158,10 +160,12 @@ def sonic_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None
     parts = path.split("/")
     if parts[:2] == ["bgp", "neighbors"] and ":" in parts[2]:
         return "IPv6 BGP peers are reported, never written"
-    frrcfgd = observed.get("system/bgp_config") == "frrcfgd"
-    if path in ("bgp/router_id", "bgp/maximum_paths") and not frrcfgd:
+    # A fact the state does not hold (a plan from rendered intent, an old snapshot)
+    # decides nothing: the switch's own dry run still refuses what it cannot take.
+    bgpcfgd = observed.get("system/bgp_config", "frrcfgd") != "frrcfgd"
+    if path in ("bgp/router_id", "bgp/maximum_paths") and bgpcfgd:
         return _BGPCFGD.format(what=path.split("/")[1].replace("_", "-"))
-    if path.endswith("/inbound_filter") and not frrcfgd:
+    if path.endswith("/inbound_filter") and bgpcfgd:
         return _BGPCFGD.format(what="inbound route-maps (set on its peer groups)")
     if path == "qos/pfc_headroom_kb":
         if observed.get("system/buffer_model") == "dynamic":

@@ -23,7 +23,7 @@ NEW_BUNDLE = """\
         bmc: "3.12.4"
         fabric_manager: "570.133.20"
 """
-FIRMWARE_RACKS = ("gpu-r01", "gpu-r05")
+FIRMWARE_RACKS = ("gpu-r01", "gpu-r02", "gpu-r03", "gpu-r04")  # gang llm-pretrain-a whole
 SPEC = "rollouts/firmware-hx8-2026-12.yaml"
 
 

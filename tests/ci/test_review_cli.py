@@ -70,7 +70,7 @@ def test_roce_priority_on_one_leaf_is_blocked_by_the_pfc_policy(changes: GitFlee
 
 
 def test_firmware_change_shows_blast_radius_and_cost(changes: GitFleet) -> None:
-    """A new bundle on two racks touches exactly their nodes, GPUs, racks and gangs (as the
+    """A new bundle on a whole gang's four racks touches exactly their nodes, GPUs, racks and gangs (as the
     inventory files say) and is planned by the change's own spec, stalling GPU-hours."""
     nodes = nodes_in(FIRMWARE_RACKS)
     names = {str(n["name"]) for n in nodes}
@@ -79,7 +79,7 @@ def test_firmware_change_shows_blast_radius_and_cost(changes: GitFleet) -> None:
     assert done.exit_code == 0, done.markdown[:2000] + done.stderr
     doc = done.json
     counts = doc["blast_radius"]["counts"]
-    assert counts["devices"] == counts["hosts"] == len(names) == 8
+    assert counts["devices"] == counts["hosts"] == len(names) == 16
     assert counts["switches"] == 0 and counts["ports"] == 0
     assert counts["gpus"] == sum(int(n["gpus"]) for n in nodes)  # type: ignore[call-overload]
     assert doc["blast_radius"]["racks"] == sorted(FIRMWARE_RACKS)

@@ -28,6 +28,7 @@ BUILTIN_IDS = {
     "mtu.host-fits-port",
     "mtu.rdma-fits-host",
     "mtu.fabric-ends-equal",
+    "mtu.platform-range",
     "qos.pfc-exactly-roce",
     "qos.lossless-path-agrees",
     "qos.dscp-roce-mapped",
@@ -45,6 +46,10 @@ BUILTIN_IDS = {
     "bgp.p2p-31",
     "firmware.bundle-validated",
     "firmware.blocked",
+    "firmware.gang-uniform",
+    "cabling.class-fits-roles",
+    "cabling.rail-match",
+    "addressing.unique",
 }
 WAIVERS_FILE = "policies/waivers.yaml"
 N07_CABLE = "{a: gpu-n07, a_port: eth3, b: leaf-r3, b_port: Ethernet7, class: host-leaf, "
@@ -102,7 +107,7 @@ def _always_finds(fleet: Fleet) -> Iterator[Finding]:
 
 class TestRegistry:
     def test_every_builtin_policy_is_registered_as_deny(self) -> None:
-        """The built-in registry holds exactly the 21 documented policies, all deny."""
+        """The built-in registry holds exactly the 26 documented policies, all deny."""
         assert {p.id for p in BUILTIN} == BUILTIN_IDS
         assert all(p.severity is Severity.deny for p in BUILTIN)
         assert all(p.title and p.rationale and p.remediation for p in BUILTIN)

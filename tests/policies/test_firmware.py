@@ -58,7 +58,7 @@ class TestBundleValidated:
         assert_denied([violation])
         assert violation.subject == "leaf-r2"
         assert violation.message == (
-            "leaf-r2: bundle sonic-202411 is validated for DS5000, not 7060DX5-64S"
+            "leaf-r2: bundle sonic-202411 is validated for ACS-SN5600, not 7060DX5-64S"
         )
         assert places(violation) == [
             at(orion, DEVICES_FILE, "bundle: sonic-202411"),
@@ -126,12 +126,12 @@ class TestBlocked:
         assert flagged(orion.evaluate(), "firmware.blocked") == []
 
     def test_blocked_combination_applies_only_to_its_models(self, orion: FleetCopy) -> None:
-        """A SONiC advisory for DS5000 flags the four SONiC leaves and no Arista device."""
+        """A SONiC advisory for ACS-SN5600 flags the four SONiC leaves and no Arista device."""
         _add_blocked(
             orion,
-            "    - models: [DS5000]\n"
+            "    - models: [ACS-SN5600]\n"
             '      components: {nos: "202411"}\n'
-            "      reason: buffer carving bug on DS5000\n",
+            "      reason: buffer carving bug on ACS-SN5600\n",
         )
         report = orion.evaluate()
         found = flagged(report, "firmware.blocked")
@@ -140,11 +140,11 @@ class TestBlocked:
         for violation in found:
             assert violation.message == (
                 f"{violation.subject}: bundle sonic-202411 has the blocked combination "
-                "nos 202411 (buffer carving bug on DS5000)"
+                "nos 202411 (buffer carving bug on ACS-SN5600)"
             )
             assert places(violation) == [
                 at(orion, GROUPS_FILE, "bundle: sonic-202411"),
-                at(orion, FIRMWARE_FILE, "- models: [DS5000]"),
+                at(orion, FIRMWARE_FILE, "- models: [ACS-SN5600]"),
             ]
 
     def test_blocked_combination_without_models_applies_to_every_model(

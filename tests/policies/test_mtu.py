@@ -21,7 +21,13 @@ from tests.policies.support import (
     subjects,
 )
 
-MTU_POLICIES = ("mtu.defined", "mtu.host-fits-port", "mtu.rdma-fits-host", "mtu.fabric-ends-equal")
+MTU_POLICIES = (
+    "mtu.defined",
+    "mtu.host-fits-port",
+    "mtu.rdma-fits-host",
+    "mtu.fabric-ends-equal",
+    "mtu.platform-range",
+)
 MTU_FILE = "intent/mtu.yaml"
 DEVICES_FILE = "intent/devices.yaml"
 NODES = [f"gpu-n{n:02d}" for n in range(1, 33)]
@@ -41,7 +47,7 @@ def test_clean_orion_has_no_violation(clean_report: PolicyReport, policy_id: str
 
 class TestHostFitsPort:
     def test_host_mtu_9200_fleet_wide_flags_every_backend_nic(self, orion: FleetCopy) -> None:
-        """A fleet-wide host MTU of 9200 exceeds 9216 - 22 on all 256 backend NICs."""
+        """A fleet-wide host MTU of 9200 exceeds 9214 - 22 on all 256 backend NICs."""
         _host_leaf_host(orion, 9200)
         report = orion.evaluate()
         found = flagged(report, "mtu.host-fits-port")
@@ -51,14 +57,14 @@ class TestHostFitsPort:
         assert {primary(v) for v in found} == {at(orion, MTU_FILE, "host: 9200")}
         (n07,) = [v for v in found if v.subject == "gpu-n07:eth3"]
         assert n07.message == (
-            "gpu-n07:eth3 host MTU 9200 + 22 > 9216, "
+            "gpu-n07:eth3 host MTU 9200 + 22 > 9214, "
             "the MTU of switch port leaf-r3:Ethernet7 (host-leaf)"
         )
         assert n07.objects == ("gpu-n07:eth3", "leaf-r3:Ethernet7")
 
-    @pytest.mark.parametrize(("host", "fails"), [(9194, False), (9195, True)])
+    @pytest.mark.parametrize(("host", "fails"), [(9192, False), (9193, True)])
     def test_boundary_is_port_mtu_minus_22(self, orion: FleetCopy, host: int, fails: bool) -> None:
-        """Host 9194 fits a 9216 switch port exactly and 9195 does not."""
+        """Host 9192 fits a 9214 switch port exactly and 9193 does not."""
         _host_leaf_host(orion, host)
         found = subjects(orion.evaluate(), "mtu.host-fits-port")
         assert found == (BACKEND_NICS if fails else set())
@@ -78,11 +84,11 @@ class TestHostFitsPort:
         )
 
     def test_frontend_is_checked_against_its_own_switch_port(self, orion: FleetCopy) -> None:
-        """A frontend host MTU above 9194 flags every fe0 NIC, and only those."""
+        """A frontend host MTU above 9192 flags every fe0 NIC, and only those."""
         orion.replace(
             MTU_FILE,
-            "  frontend:\n    switch_port: 9216\n    host: 9000",
-            "  frontend:\n    switch_port: 9216\n    host: 9210",
+            "  frontend:\n    switch_port: 9214\n    host: 9000",
+            "  frontend:\n    switch_port: 9214\n    host: 9210",
         )
         report = orion.evaluate()
         found = flagged(report, "mtu.host-fits-port")
@@ -133,7 +139,7 @@ class TestRdmaFitsHost:
 class TestDefined:
     def test_missing_frontend_switch_port_flags_the_frontend_switch(self, orion: FleetCopy) -> None:
         """Dropping the frontend switch_port MTU leaves fe-1 without one, and only fe-1."""
-        orion.replace(MTU_FILE, "  frontend:\n    switch_port: 9216\n", "  frontend:\n")
+        orion.replace(MTU_FILE, "  frontend:\n    switch_port: 9214\n", "  frontend:\n")
         report = orion.evaluate()
         violation = only(report, "mtu.defined")
         assert_denied([violation])
@@ -144,7 +150,7 @@ class TestDefined:
     def test_missing_frontend_host_mtu_flags_every_node(self, orion: FleetCopy) -> None:
         """Dropping the frontend host MTU flags all 32 GPU nodes at their inventory records."""
         orion.replace(
-            MTU_FILE, "    switch_port: 9216\n    host: 9000\n", "    switch_port: 9216\n"
+            MTU_FILE, "    switch_port: 9214\n    host: 9000\n", "    switch_port: 9214\n"
         )
         report = orion.evaluate()
         found = flagged(report, "mtu.defined")
@@ -167,7 +173,7 @@ class TestFabricEndsEqual:
         assert subjects(report, "mtu.fabric-ends-equal") == expected
         assert {primary(v) for v in found} == {at(orion, DEVICES_FILE, "switch_port: 9000")}
         (first,) = [v for v in found if v.subject == "leaf-r3:Ethernet41"]
-        assert first.message == "leaf-r3:Ethernet41 MTU 9216 != spine-2:Ethernet25 MTU 9000"
+        assert first.message == "leaf-r3:Ethernet41 MTU 9214 != spine-2:Ethernet25 MTU 9000"
         assert first.objects == ("leaf-r3:Ethernet41", "spine-2:Ethernet25")
         assert places(first)[-1] == at(
             orion, "inventory/links/backend.yaml", "a: leaf-r3, a_port: Ethernet41,"
@@ -175,8 +181,33 @@ class TestFabricEndsEqual:
 
     def test_fleet_wide_fabric_mtu_change_keeps_ends_equal(self, orion: FleetCopy) -> None:
         """Lowering the leaf-spine MTU for the whole fleet changes both ends together."""
-        orion.replace(MTU_FILE, "    switch_port: 9216   # both ends", "    switch_port: 9000   #")
+        orion.replace(MTU_FILE, "    switch_port: 9214   # both ends", "    switch_port: 9000   #")
         assert flagged(orion.evaluate(), "mtu.fabric-ends-equal") == []
+
+
+class TestPlatformRange:
+    def test_9216_is_refused_on_eos_switches_only(self, orion: FleetCopy) -> None:
+        """9216 on the host-facing ports: the EOS leaves refuse it, the SONiC leaves take it."""
+        orion.replace(
+            MTU_FILE, "switch_port: 9214   # leaf ports", "switch_port: 9216   # leaf ports"
+        )
+        report = orion.evaluate()
+        found = flagged(report, "mtu.platform-range")
+        assert_denied(found)
+        assert subjects(report, "mtu.platform-range") == {
+            f"leaf-r{rail}:host-leaf" for rail in (0, 2, 4, 6)
+        }
+        (r0,) = [v for v in found if v.subject == "leaf-r0:host-leaf"]
+        assert r0.message == (
+            "leaf-r0 (eos): switch port MTU 9216 for host-leaf is outside eos's 68-9214"
+        )
+        assert primary(r0) == at(orion, MTU_FILE, "switch_port: 9216")
+
+    def test_9216_on_a_sonic_leaf_is_in_range(self, orion: FleetCopy) -> None:
+        """A SONiC leaf takes 9216 (its spines then disagree, which is another policy)."""
+        orion.set_device_overrides("  leaf-r1:\n    mtu:\n      host-leaf: {switch_port: 9216}\n")
+        report = orion.evaluate()
+        assert flagged(report, "mtu.platform-range") == []
 
 
 # --- property: the violated MTU policies are exactly the ones the formulas predict -------------
@@ -188,9 +219,9 @@ mtu:
     host: {host}
     rdma: {rdma}
   leaf-spine:
-    switch_port: 9216
+    switch_port: 9214
   frontend:
-    switch_port: 9216
+    switch_port: 9214
     host: 9000
 """
 
@@ -218,6 +249,8 @@ def _predicted(port: int, host: int, rdma: int) -> set[str]:
         expected.add("mtu.host-fits-port")
     if rdma not in VERBS or rdma + 64 > host:
         expected.add("mtu.rdma-fits-host")
+    if port > 9214:  # above what the EOS leaves take (the SONiC ones take 9216)
+        expected.add("mtu.platform-range")
     return expected
 
 

@@ -41,7 +41,7 @@ SPINES = [f"spine-{n}" for n in range(1, 5)]
 SONIC_LEAVES = {"leaf-r1", "leaf-r3", "leaf-r5", "leaf-r7"}
 
 # ORION's profile: the numbers the headroom formula takes from intent/qos.yaml and mtu.yaml.
-PORT_MTU = 9216
+PORT_MTU = 9214
 LINE_RATE_GBPS = 400
 RESPONSE_NS = 1500
 PFC_FRAME = 64
@@ -52,7 +52,7 @@ N07_LENGTH = "length_m: 3.0}"
 
 TWO_LOSSLESS_GROUP = """\
   - name: sonic-two-lossless
-    match: {models: [DS5000]}
+    match: {models: [ACS-SN5600]}
     set:
       qos:
         pfc_priorities: [3, 4]
@@ -331,7 +331,7 @@ class TestHeadroomPort:
         assert violation.subject == "leaf-r3:Ethernet7"
         assert violation.message == (
             f"leaf-r3:Ethernet7: headroom 128 KB < needed {need_kb:.1f} KB "
-            "(400 Gb/s, 120.0 m, MTU 9216)"
+            "(400 Gb/s, 120.0 m, MTU 9214)"
         )
         assert f"{need_kb:.1f}" == "149.9"
         # The owner of the headroom value leads; the edited cable is named as well.

@@ -34,7 +34,7 @@ def _mtu(switch: int, host: int) -> str:
         "mtu:\n"
         f"  host-leaf: {{switch_port: {switch}, host: {host}, rdma: 4096}}\n"
         f"  leaf-spine: {{switch_port: {switch}}}\n"
-        "  frontend: {switch_port: 9216, host: 9000}\n"
+        "  frontend: {switch_port: 9214, host: 9000}\n"
     )
 
 
@@ -149,7 +149,7 @@ def test_a_selection_that_makes_the_order_unsafe_is_refused(orion: FleetCopy) ->
     breach and what to do, and apply writes nothing."""
     orion.write("intent/mtu.yaml", _mtu(9100, 9000))
     lab = LabFleet.create(orion, drift=0, older_firmware=False)
-    orion.write("intent/mtu.yaml", _mtu(9216, 9194))
+    orion.write("intent/mtu.yaml", _mtu(9214, 9192))
     writes = lab.writes()
     planned = run_plumb(orion.path, "plan", "--select", "role=gpu-node")
     assert planned.returncode == 1
@@ -167,10 +167,10 @@ def test_a_selection_next_to_an_unobservable_device_is_refused(orion: FleetCopy)
     by apply, which writes nothing, even though every observed peer would fit."""
     orion.write("intent/mtu.yaml", _mtu(9100, 9000))
     lab = LabFleet.create(orion, drift=0, older_firmware=False)
-    orion.write("intent/mtu.yaml", _mtu(9216, 9194))
+    orion.write("intent/mtu.yaml", _mtu(9214, 9192))
     for pl in lab.fleet.cabling.ports("gpu-n01"):
         if pl.peer.device.startswith("leaf-") and pl.peer.device != "leaf-r0":
-            lab.store.commit(pl.peer.device, {f"interfaces/{pl.peer.port}/mtu": 9216}, save=True)
+            lab.store.commit(pl.peer.device, {f"interfaces/{pl.peer.port}/mtu": 9214}, save=True)
     lab.store.add_fault(Fault("leaf-r0", FaultKind.unreachable))
     writes = lab.writes()
     done = run_plumb(orion.path, "apply", "--yes", "--select", "name=gpu-n01")

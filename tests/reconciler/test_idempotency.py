@@ -55,7 +55,7 @@ class Intent:
             "mtu:\n"
             f"  host-leaf: {{switch_port: {switch}, host: {host}, rdma: {rdma}}}\n"
             f"  leaf-spine: {{switch_port: {switch}}}\n"
-            "  frontend: {switch_port: 9216, host: 9000}\n",
+            "  frontend: {switch_port: 9214, host: 9000}\n",
         )
         kmin, kmax, xoff = self.ecn
         qos = originals["intent/qos.yaml"]
@@ -76,7 +76,7 @@ def intents(draw: st.DrawFn) -> Intent:
     for each model a bundle validated for it."""
     rdma = draw(st.sampled_from(VERBS_MTUS))
     host = draw(st.integers(max(1500, rdma + 64), 9194))
-    switch = draw(st.integers(host + 22, 9216))
+    switch = draw(st.integers(host + 22, 9214))
     kmin = draw(st.integers(50, 2000))
     kmax = draw(st.integers(kmin + 1, 4000))
     xoff = draw(st.integers(kmax + 1, 8000))
