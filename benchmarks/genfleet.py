@@ -275,25 +275,16 @@ class _Fleet:
             group, slot = divmod(i, HOSTS_PER_LEAF)
             for rail in range(RAILS):
                 yield _Link(
-                    self.node(i),
-                    f"eth{rail}",
-                    self.leaf(rail, group),
-                    f"Ethernet{slot + 1}",
-                    "host-leaf",
-                    self._host_length_dm(i),
+                    self.node(i), f"eth{rail}", self.leaf(rail, group), f"Ethernet{slot + 1}",
+                    "host-leaf", self._host_length_dm(i),
                 )
 
     def _frontend_links(self) -> Iterator[_Link]:
         for i in range(self.n):
             group, slot = divmod(i, HOSTS_PER_LEAF)
             yield _Link(
-                self.node(i),
-                "fe0",
-                self.frontend(group),
-                f"Ethernet{slot + 1}",
-                "frontend",
-                self._host_length_dm(i),
-                FRONTEND_GBPS,
+                self.node(i), "fe0", self.frontend(group), f"Ethernet{slot + 1}",
+                "frontend", self._host_length_dm(i), FRONTEND_GBPS,
             )
 
     def _leaf_spine_links(self) -> Iterator[_Link]:
@@ -310,12 +301,9 @@ class _Fleet:
                 for j in range(uplinks):
                     s = first_spine + j // per_spine
                     yield _Link(
-                        self.leaf(rail, group),
-                        f"Ethernet{HOSTS_PER_LEAF + 1 + j}",
-                        self.spine(s),
-                        f"Ethernet{next_port[s]}",
-                        "leaf-spine",
-                        runs_dm[j // per_spine] + self.rng.randint(0, 10),
+                        self.leaf(rail, group), f"Ethernet{HOSTS_PER_LEAF + 1 + j}",
+                        self.spine(s), f"Ethernet{next_port[s]}",
+                        "leaf-spine", runs_dm[j // per_spine] + self.rng.randint(0, 10),
                     )
                     next_port[s] += 1
 
@@ -333,12 +321,10 @@ class _Fleet:
         size = min(GANG_NODES, self.n // 2) // NODES_PER_RACK * NODES_PER_RACK
         if size == 0:
             return []
-        racks = [
-            list(range(r * NODES_PER_RACK, (r + 1) * NODES_PER_RACK))
-            for r in range(self.racks_n - 1)
-        ]
+        racks = [list(range(r * NODES_PER_RACK, (r + 1) * NODES_PER_RACK))
+                 for r in range(self.racks_n - 1)]
         per_gang = size // NODES_PER_RACK
-        return [racks[k : k + per_gang] for k in range(0, len(racks), per_gang)]
+        return [racks[k:k + per_gang] for k in range(0, len(racks), per_gang)]
 
 
 def _mgmt_blocks(count: int) -> int:
@@ -422,59 +408,34 @@ class _Render:
 
     def racks(self) -> str:
         f = self.f
-        out = [
-            _header(
-                "inventory/racks.yaml",
-                "inventory",
-                (
-                    "Racks and their failure domains: one PDU per rack, cooling shared by a row.\n"
-                    f"GPU racks hold {NODES_PER_RACK} nodes, {RACKS_PER_ROW} racks to a row; each group "
-                    f"of {HOSTS_PER_LEAF} nodes has\n"
-                    "a network rack (its rail leaves and frontend switch) at the head of its first row."
-                ),
-            ),
-            "racks:\n",
-            "  # GPU racks\n",
-        ]
+        out = [_header("inventory/racks.yaml", "inventory", (
+            "Racks and their failure domains: one PDU per rack, cooling shared by a row.\n"
+            f"GPU racks hold {NODES_PER_RACK} nodes, {RACKS_PER_ROW} racks to a row; each group "
+            f"of {HOSTS_PER_LEAF} nodes has\n"
+            "a network rack (its rail leaves and frontend switch) at the head of its first row."
+        )), "racks:\n", "  # GPU racks\n"]
         for r in range(f.racks_n):
             row = f"row-{_letters(f.row_of_rack(r))}"
-            out.append(
-                f"  - {{name: {f.gpu_rack(r)}, kind: gpu, power_domain: pdu-r"
-                f"{r + 1:0{f._rack_w}d}, cooling_domain: {row}, row: {row}}}\n"
-            )
+            out.append(f"  - {{name: {f.gpu_rack(r)}, kind: gpu, power_domain: pdu-r"
+                       f"{r + 1:0{f._rack_w}d}, cooling_domain: {row}, row: {row}}}\n")
         out.append("  # network racks: 8 rail leaves and 1 frontend switch each\n")
         for g in range(f.groups):
             row = f"row-{_letters(f.group_row(g))}"
             rack = f.net_rack(g)
-            out.append(
-                f"  - {{name: {rack}, kind: network, power_domain: pdu-{rack}, "
-                f"cooling_domain: {row}, row: {row}}}\n"
-            )
+            out.append(f"  - {{name: {rack}, kind: network, power_domain: pdu-{rack}, "
+                       f"cooling_domain: {row}, row: {row}}}\n")
         out.append(f"  # spine racks, {SPINES_PER_RACK} spines each, in their own row\n")
         for s in range(0, f.plan.spines, SPINES_PER_RACK):
             rack = f.spine_rack(s)
-            out.append(
-                f"  - {{name: {rack}, kind: network, power_domain: pdu-{rack}, "
-                "cooling_domain: row-core, row: row-core}\n"
-            )
+            out.append(f"  - {{name: {rack}, kind: network, power_domain: pdu-{rack}, "
+                       "cooling_domain: row-core, row: row-core}\n")
         return "".join(out)
 
-    def _switch(
-        self,
-        name: str,
-        role: str,
-        vendor: str,
-        model: str,
-        platform: str,
-        rack: str,
-        mgmt: str,
-        extra: str = "",
-    ) -> str:
-        return (
-            f"  - name: {name}\n    role: {role}\n    vendor: {vendor}\n"
-            f"    model: {model}\n    platform: {platform}\n    rack: {rack}\n"
-            f"    mgmt: {mgmt}\n{extra}"
-        )
+    def _switch(self, name: str, role: str, vendor: str, model: str, platform: str,
+                rack: str, mgmt: str, extra: str = "") -> str:
+        return (f"  - name: {name}\n    role: {role}\n    vendor: {vendor}\n"
+                f"    model: {model}\n    platform: {platform}\n    rack: {rack}\n"
+                f"    mgmt: {mgmt}\n{extra}")
 
     def spines(self) -> str:
         f, p = self.f, self.f.plan
@@ -498,34 +459,17 @@ class _Render:
             if p.planes > 1:
                 plane = f.plane_label(s // p.spines_per_plane * p.rails_per_plane)
                 extra = f"    labels: {{fabric_plane: {plane}}}\n"
-            out.append(
-                self._switch(
-                    f.spine(s),
-                    "spine",
-                    "arista",
-                    self.spine_model,
-                    "eos",
-                    f.spine_rack(s),
-                    _mgmt(self.spine_block, s),
-                    extra,
-                )
-            )
+            out.append(self._switch(f.spine(s), "spine", "arista", self.spine_model, "eos",
+                                    f.spine_rack(s), _mgmt(self.spine_block, s), extra))
         return "".join(out)
 
     def leaves(self) -> str:
         f, p = self.f, self.f.plan
-        out = [
-            _header(
-                "inventory/devices/leaves.yaml",
-                "inventory",
-                (
-                    f"Rail leaves (leaf rail r takes NIC r of {HOSTS_PER_LEAF} nodes: Ethernet1-32 down, "
-                    "Ethernet33-64 up)\nand the frontend switches. Even rails run EOS, odd rails SONiC, "
-                    "so a NOS change\ntouches half of every node's rails, never all of them."
-                ),
-            ),
-            "devices:\n",
-        ]
+        out = [_header("inventory/devices/leaves.yaml", "inventory", (
+            f"Rail leaves (leaf rail r takes NIC r of {HOSTS_PER_LEAF} nodes: Ethernet1-32 down, "
+            "Ethernet33-64 up)\nand the frontend switches. Even rails run EOS, odd rails SONiC, "
+            "so a NOS change\ntouches half of every node's rails, never all of them."
+        )), "devices:\n"]
         for index, (rail, group) in enumerate(f.leaves_in_order()):
             if rail == 0:
                 first = group * HOSTS_PER_LEAF
@@ -535,49 +479,23 @@ class _Render:
             extra = f"    rail: {rail}\n"
             if p.planes > 1:
                 extra += f"    labels: {{fabric_plane: {f.plane_label(rail)}}}\n"
-            out.append(
-                self._switch(
-                    f.leaf(rail, group),
-                    "leaf",
-                    vendor,
-                    model,
-                    platform,
-                    f.net_rack(group),
-                    _mgmt(self.leaf_block, index),
-                    extra,
-                )
-            )
+            out.append(self._switch(f.leaf(rail, group), "leaf", vendor, model, platform,
+                                    f.net_rack(group), _mgmt(self.leaf_block, index), extra))
         out.append("  # frontend switches: fe0 of each node, 100G, lossy, not on the RDMA path\n")
         for g in range(f.groups):
-            out.append(
-                self._switch(
-                    f.frontend(g),
-                    "frontend",
-                    "arista",
-                    "7050CX3-32S",
-                    "eos",
-                    f.net_rack(g),
-                    _mgmt(self.fe_block, g),
-                )
-            )
+            out.append(self._switch(f.frontend(g), "frontend", "arista", "7050CX3-32S", "eos",
+                                    f.net_rack(g), _mgmt(self.fe_block, g)))
         return "".join(out)
 
     def nodes(self) -> str:
         f = self.f
         minority = f.n - NODES_PER_RACK
-        out = [
-            _header(
-                "inventory/devices/nodes.yaml",
-                "inventory",
-                (
-                    f"GPU nodes: HX8, {GPUS_PER_NODE} GPUs, GPU i paired with backend NIC eth<i> on "
-                    "rail i, plus fe0 (frontend).\n"
-                    f"The last rack ({f.gpu_rack(f.racks_n - 1)}) carries ConnectX-7 revision B0 "
-                    "NICs; every other node has A1."
-                ),
-            ),
-            "devices:\n",
-        ]
+        out = [_header("inventory/devices/nodes.yaml", "inventory", (
+            f"GPU nodes: HX8, {GPUS_PER_NODE} GPUs, GPU i paired with backend NIC eth<i> on "
+            "rail i, plus fe0 (frontend).\n"
+            f"The last rack ({f.gpu_rack(f.racks_n - 1)}) carries ConnectX-7 revision B0 "
+            "NICs; every other node has A1."
+        )), "devices:\n"]
         for i in range(f.n):
             if i % NODES_PER_RACK == 0:
                 out.append(f"  # {f.gpu_rack(i // NODES_PER_RACK)}\n")
@@ -599,20 +517,13 @@ class _Render:
     def backend(self) -> str:
         f = self.f
         longest = max(link.length_dm for link in f.host_links + f.fabric_links)
-        out = [
-            _header(
-                "inventory/links/backend.yaml",
-                "inventory",
-                (
-                    "Backend RDMA cables, 400G. host-leaf: NIC eth<r> of every node to the rail-r leaf "
-                    "of its group,\non the leaf port numbered by the node's place in the group. "
-                    "leaf-spine: Ethernet33 and up,\nsplit evenly over the spines. Lengths in metres; "
-                    "each metre adds 0.5 KB of PFC headroom\n"
-                    f"per port (longest cable {_metres(longest)} m)."
-                ),
-            ),
-            "links:\n",
-        ]
+        out = [_header("inventory/links/backend.yaml", "inventory", (
+            "Backend RDMA cables, 400G. host-leaf: NIC eth<r> of every node to the rail-r leaf "
+            "of its group,\non the leaf port numbered by the node's place in the group. "
+            "leaf-spine: Ethernet33 and up,\nsplit evenly over the spines. Lengths in metres; "
+            "each metre adds 0.5 KB of PFC headroom\n"
+            f"per port (longest cable {_metres(longest)} m)."
+        )), "links:\n"]
         for i, link in enumerate(f.host_links):
             node = i // RAILS
             if node % NODES_PER_RACK == 0 and i % RAILS == 0:
@@ -631,17 +542,10 @@ class _Render:
         return "".join(out)
 
     def frontend(self) -> str:
-        out = [
-            _header(
-                "inventory/links/frontend.yaml",
-                "inventory",
-                (
-                    "Frontend cables: fe0 of every node to its group's frontend switch, 100G, lossy "
-                    "(storage,\nscheduler and login traffic; not part of the lossless RDMA path)."
-                ),
-            ),
-            "links:\n",
-        ]
+        out = [_header("inventory/links/frontend.yaml", "inventory", (
+            "Frontend cables: fe0 of every node to its group's frontend switch, 100G, lossy "
+            "(storage,\nscheduler and login traffic; not part of the lossless RDMA path)."
+        )), "links:\n"]
         out.extend(link.line() for link in self.f.frontend_links)
         return "".join(out)
 
@@ -649,21 +553,14 @@ class _Render:
         f = self.f
         gangs = f.gangs()
         idle = f"{f.node(f.n - NODES_PER_RACK)}..{f.node(f.n - 1)} ({f.gpu_rack(f.racks_n - 1)})"
-        out = [
-            _header(
-                "inventory/gangs.yaml",
-                "inventory",
-                (
-                    "Training gangs: a gang's nodes stall together, so draining one node stops the "
-                    "whole gang.\nEach data-parallel replica is one rack, the natural size of a rollout "
-                    f"wave.\n{idle} run no gang."
-                ),
-            ),
-            "gangs:" + (" []\n" if not gangs else "\n"),
-        ]
+        out = [_header("inventory/gangs.yaml", "inventory", (
+            "Training gangs: a gang's nodes stall together, so draining one node stops the "
+            "whole gang.\nEach data-parallel replica is one rack, the natural size of a rollout "
+            f"wave.\n{idle} run no gang."
+        )), "gangs:" + (" []\n" if not gangs else "\n")]
         for k, replicas in enumerate(gangs):
             members = [f.node(i) for replica in replicas for i in replica]
-            rows = [", ".join(members[j : j + 8]) for j in range(0, len(members), 8)]
+            rows = [", ".join(members[j:j + 8]) for j in range(0, len(members), 8)]
             wrap = ",\n      "
             out.append(
                 f"  - name: llm-pretrain-{_letters(k)}    # {len(members) * GPUS_PER_NODE} GPUs, "
@@ -681,14 +578,10 @@ class _Render:
 
     # -- intent -----------------------------------------------------------------------
     def mtu(self) -> str:
-        return _header(
-            "intent/mtu.yaml",
-            "intent",
-            (
-                "MTU per link class and layer. The three layers must agree on every path: a "
-                "mismatch\nblackholes large frames while BGP stays up."
-            ),
-        ) + (
+        return _header("intent/mtu.yaml", "intent", (
+            "MTU per link class and layer. The three layers must agree on every path: a "
+            "mismatch\nblackholes large frames while BGP stays up."
+        )) + (
             "mtu:\n"
             "  host-leaf:\n"
             f"    switch_port: {PORT_MTU}   # leaf ports facing the hosts\n"
@@ -709,14 +602,10 @@ class _Render:
         worst_kb = headroom_bytes(longest_m) / 1000
         best_kb = headroom_bytes(0.0) / 1000
         per_leaf_kb = 2 * HOSTS_PER_LEAF * PFC_HEADROOM_KB
-        return _header(
-            "intent/qos.yaml",
-            "intent",
-            (
-                "RoCEv2 lossless profile for the backend fabric: DSCP 26 -> priority 3 (RDMA, "
-                "lossless),\nDSCP 48 -> priority 6 (CNP). Hosts and switches share this one profile."
-            ),
-        ) + (
+        return _header("intent/qos.yaml", "intent", (
+            "RoCEv2 lossless profile for the backend fabric: DSCP 26 -> priority 3 (RDMA, "
+            "lossless),\nDSCP 48 -> priority 6 (CNP). Hosts and switches share this one profile."
+        )) + (
             "qos:\n"
             "  lossless_link_classes: [host-leaf, leaf-spine]   # the RDMA path; frontend "
             "stays lossy\n"
@@ -752,33 +641,23 @@ class _Render:
         leaves = f.leaves_in_order()
         name_w = max(len(f.leaf(r, g)) for r, g in leaves) + 1
         spine_w = max(len(f.spine(s)) for s in range(p.spines)) + 1
-        out = [
-            _header(
-                "intent/bgp.yaml",
-                "intent",
-                (
-                    "eBGP underlay in the RFC 7938 style: one ASN shared by every spine, a unique "
-                    f"private\n{width} ASN per leaf, an inbound filter on every session, router ids "
-                    "from the loopback pool."
-                ),
-            ),
-            (
-                "bgp:\n"
-                f"  spine_asn: {spine_asn}\n"
-                f"  maximum_paths: 64           # >= the {HOSTS_PER_LEAF} equal-cost uplinks of "
-                "a leaf\n"
-                "  inbound_filter: FABRIC-IN   # applied to every eBGP session\n"
-                "  leaf_asns:\n"
-            ),
-        ]
-        out.extend(
-            f"    {f.leaf(r, g) + ':':<{name_w}} {first_leaf + k}\n"
-            for k, (r, g) in enumerate(leaves)
-        )
+        out = [_header("intent/bgp.yaml", "intent", (
+            "eBGP underlay in the RFC 7938 style: one ASN shared by every spine, a unique "
+            f"private\n{width} ASN per leaf, an inbound filter on every session, router ids "
+            "from the loopback pool."
+        )), (
+            "bgp:\n"
+            f"  spine_asn: {spine_asn}\n"
+            f"  maximum_paths: 64           # >= the {HOSTS_PER_LEAF} equal-cost uplinks of "
+            "a leaf\n"
+            "  inbound_filter: FABRIC-IN   # applied to every eBGP session\n"
+            "  leaf_asns:\n"
+        )]
+        out.extend(f"    {f.leaf(r, g) + ':':<{name_w}} {first_leaf + k}\n"
+                   for k, (r, g) in enumerate(leaves))
         out.append("  router_ids:                 # each switch's loopback address\n")
-        for k, device in enumerate(
-            [f.spine(s) for s in range(p.spines)] + [f.leaf(r, g) for r, g in leaves]
-        ):
+        for k, device in enumerate([f.spine(s) for s in range(p.spines)]
+                                   + [f.leaf(r, g) for r, g in leaves]):
             out.append(f"    {device + ':':<{max(name_w, spine_w)}} {self._loopback(k)}\n")
         return "".join(out)
 
@@ -788,18 +667,13 @@ class _Render:
     def addressing(self) -> str:
         f = self.f
         fabric = _pool(IPv4Address("10.0.0.0"), 2 * len(f.fabric_links), 16)
-        hosts = _pool(
-            max(IPv4Address("10.1.0.0"), fabric.broadcast_address + 1), 2 * len(f.host_links), 16
-        )
-        return _header(
-            "intent/addressing.yaml",
-            "intent",
-            (
-                "Routed to the host: a /31 per backend link, both ends in the same /31, "
-                "allocated in cable\norder from one pool per link class. Loopbacks are "
-                "router ids."
-            ),
-        ) + (
+        hosts = _pool(max(IPv4Address("10.1.0.0"), fabric.broadcast_address + 1),
+                      2 * len(f.host_links), 16)
+        return _header("intent/addressing.yaml", "intent", (
+            "Routed to the host: a /31 per backend link, both ends in the same /31, "
+            "allocated in cable\norder from one pool per link class. Loopbacks are "
+            "router ids."
+        )) + (
             "addressing:\n"
             "  pools:\n"
             f"    leaf-spine: {fabric}   # {len(f.fabric_links):,} links x /31 = "
@@ -811,14 +685,10 @@ class _Render:
 
     def firmware(self) -> str:
         eos_models = sorted({self.spine_model, "7060DX5-64S", "7050CX3-32S"})
-        return _header(
-            "intent/firmware.yaml",
-            "intent",
-            (
-                "Validated bundles (every version tested together, per model) and known-bad "
-                "combinations.\nA device may run only a bundle listed for its model."
-            ),
-        ) + (
+        return _header("intent/firmware.yaml", "intent", (
+            "Validated bundles (every version tested together, per model) and known-bad "
+            "combinations.\nA device may run only a bundle listed for its model."
+        )) + (
             "firmware:\n"
             "  bundles:\n"
             "    - name: hx8-2026.06\n"
@@ -864,14 +734,10 @@ class _Render:
 
     def groups(self) -> str:
         eos_models = sorted({self.spine_model, "7060DX5-64S", "7050CX3-32S"})
-        return _header(
-            "intent/groups.yaml",
-            "intent",
-            (
-                "Which bundle each kind of device runs. The whole fleet is declared on the newer "
-                "bundles;\na rollout moves devices to them in waves."
-            ),
-        ) + (
+        return _header("intent/groups.yaml", "intent", (
+            "Which bundle each kind of device runs. The whole fleet is declared on the newer "
+            "bundles;\na rollout moves devices to them in waves."
+        )) + (
             "groups:\n"
             "  - name: hx8-nodes\n"
             "    match: {models: [HX8]}\n"
@@ -885,30 +751,16 @@ class _Render:
         )
 
     def device_overrides(self) -> str:
-        return (
-            _header(
-                "intent/devices.yaml",
-                "intent",
-                (
-                    "Settings for single devices, keyed by device name. Empty: every device takes its "
-                    "values\nfrom the fleet-wide sections and its groups."
-                ),
-            )
-            + "devices: {}\n"
-        )
+        return _header("intent/devices.yaml", "intent", (
+            "Settings for single devices, keyed by device name. Empty: every device takes its "
+            "values\nfrom the fleet-wide sections and its groups."
+        )) + "devices: {}\n"
 
     def waivers(self) -> str:
-        return (
-            _header(
-                "policies/waivers.yaml",
-                "waivers",
-                (
-                    "Accepted policy violations: policy id, subject, reason and expiry date. Empty: "
-                    "none accepted."
-                ),
-            )
-            + "waivers: []\n"
-        )
+        return _header("policies/waivers.yaml", "waivers", (
+            "Accepted policy violations: policy id, subject, reason and expiry date. Empty: "
+            "none accepted."
+        )) + "waivers: []\n"
 
 
 def generate_fleet(
@@ -928,18 +780,10 @@ def generate_fleet(
     links = len(fleet.host_links) + len(fleet.fabric_links) + len(fleet.frontend_links)
     gangs = len(fleet.gangs())
     return FleetSummary(
-        nodes=nodes,
-        gpus=nodes * GPUS_PER_NODE,
-        leaves=p.leaves,
-        spines=p.spines,
-        frontend_switches=fleet.groups,
-        racks=racks,
-        links=links,
-        gangs=gangs,
-        records=racks + devices + links + gangs,
-        files=len(files),
-        planes=p.planes,
-        spine_ports=p.spine_ports,
+        nodes=nodes, gpus=nodes * GPUS_PER_NODE, leaves=p.leaves, spines=p.spines,
+        frontend_switches=fleet.groups, racks=racks, links=links, gangs=gangs,
+        records=racks + devices + links + gangs, files=len(files),
+        planes=p.planes, spine_ports=p.spine_ports,
     )
 
 

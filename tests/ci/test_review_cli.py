@@ -70,8 +70,9 @@ def test_roce_priority_on_one_leaf_is_blocked_by_the_pfc_policy(changes: GitFlee
 
 
 def test_firmware_change_shows_blast_radius_and_cost(changes: GitFleet) -> None:
-    """A new bundle on a whole gang's four racks touches exactly their nodes, GPUs, racks and gangs (as the
-    inventory files say) and is planned by the change's own spec, stalling GPU-hours."""
+    """A new bundle on a whole gang's four racks touches exactly their nodes, GPUs, racks
+    and gangs (as the inventory files say) and is planned by the change's own spec,
+    stalling GPU-hours."""
     nodes = nodes_in(FIRMWARE_RACKS)
     names = {str(n["name"]) for n in nodes}
     gangs = [g for g in inventory("gangs.yaml")["gangs"] if names & set(g["nodes"])]  # type: ignore[arg-type]

@@ -88,7 +88,8 @@ class TestPfcExactlyRoce:
         assert_denied([violation])
         assert violation.subject == "leaf-r3"
         assert violation.message == (
-            "leaf-r3: PFC on priorities [3], the lossless priorities are [4]: PFC must be exactly [4]"
+            "leaf-r3: PFC on priorities [3], the lossless priorities are [4]: "
+            "PFC must be exactly [4]"
         )
         assert primary(violation) == at(orion, DEVICES_FILE, "roce_priority: 4")
         assert at(orion, QOS_FILE, "pfc_priorities: [3]") in places(violation)
@@ -111,7 +112,8 @@ class TestPfcExactlyRoce:
         violation = only(orion.evaluate(), "qos.pfc-exactly-roce")
         assert violation.subject == "gpu-n20"
         assert violation.message == (
-            "gpu-n20: PFC on priorities [], the lossless priorities are [3]: PFC must be exactly [3]"
+            "gpu-n20: PFC on priorities [], the lossless priorities are [3]: "
+            "PFC must be exactly [3]"
         )
         assert primary(violation) == at(orion, DEVICES_FILE, "pfc_priorities: []")
 
