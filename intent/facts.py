@@ -15,7 +15,7 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from intent.models import Addressing
 from intent.settings import DEVICE, DeviceIntent, Sourced
 from inventory.index import CablingIndex, Endpoint, port_sort_key
-from inventory.models import Device, LinkClass
+from inventory.models import BGP_ROLES, Device, LinkClass
 from inventory.problems import Location, Problem
 from inventory.source import Document
 
@@ -143,7 +143,7 @@ def _plan_router_ids(
     intent: Mapping[str, DeviceIntent],
     loopbacks: tuple[IPv4Network, Location] | None,
 ) -> None:
-    switches = sorted(name for name, d in devices.items() if d.role.value in ("leaf", "spine"))
+    switches = sorted(name for name, d in devices.items() if d.role in BGP_ROLES)
     next_host = 1
     for name in switches:
         explicit = intent[name].get("bgp", "router_id") if name in intent else None

@@ -128,6 +128,11 @@ class BgpPlan(BgpSettings):
     """Fleet-wide BGP: defaults plus the ASN and router-id plan."""
 
     spine_asn: Asn | None = None
+    pod_spine_asns: dict[Name, Asn] = Field(
+        default_factory=dict,
+        description="three tiers: the ASN the spines of each pod share (one per pod)",
+    )
+    super_spine_asn: Asn | None = None
     leaf_asns: dict[Name, Asn] = Field(default_factory=dict)
     router_ids: dict[Name, Ipv4] = Field(default_factory=dict)
 

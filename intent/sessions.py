@@ -17,9 +17,9 @@ from intent.facts import PortAddress
 from intent.fleet import Fleet
 from intent.settings import Sourced
 from inventory.index import PortLink
-from inventory.models import Role
+from inventory.models import BGP_ROLES
 
-BGP_ROLES = (Role.leaf, Role.spine)
+__all__ = ["BGP_ROLES", "Session", "all_sessions", "sessions_of"]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 Precedence, lowest to highest (documented in ``docs/fleet-repo.md``):
 
 1. **fleet**: the top-level ``mtu``, ``qos``, ``bgp``, ``firmware`` sections;
-2. **role**: ``bgp.spine_asn`` (the shared ASN of every spine);
+2. **role**: ``bgp.spine_asn`` (the shared ASN of every spine), ``bgp.super_spine_asn``
+   (of every super-spine) and, in a three-tier fabric, ``bgp.pod_spine_asns.<pod>`` (of the
+   spines of one pod, over ``spine_asn``);
 3. **group**: each ``groups[]`` entry whose ``match`` selects the device;
 4. **device**: ``devices.<name>``, ``bgp.leaf_asns.<name>``, ``bgp.router_ids.<name>``.
 
@@ -36,6 +38,8 @@ SCOPE_NAMES = {FLEET: "fleet", ROLE: "role", GROUP: "group", DEVICE: "device"}
 _DEVICE_SECTIONS = ("mtu", "qos", "bgp", "firmware")
 _PLAN_ONLY = {
     ("bgp", "spine_asn"),
+    ("bgp", "pod_spine_asns"),
+    ("bgp", "super_spine_asn"),
     ("bgp", "leaf_asns"),
     ("bgp", "router_ids"),
     ("firmware", "bundles"),
@@ -141,6 +145,8 @@ class SettingsResolver:
     def __init__(self) -> None:
         self.fleet = _Layer(FLEET, "fleet")
         self.spine = _Layer(ROLE, "role spine")
+        self.super_spine = _Layer(ROLE, "role super-spine")
+        self.pod_spines: dict[str, _Layer] = {}
         self.groups: list[_Layer] = []
         self.devices: dict[str, _Layer] = {}
         self.problems: list[Problem] = []
@@ -196,6 +202,21 @@ class SettingsResolver:
                 Sourced(bgp.spine_asn, doc.where("bgp", "spine_asn")),
                 "every spine",
             )
+        if bgp.super_spine_asn is not None:
+            self._put(
+                self.super_spine,
+                ("bgp", "asn"),
+                Sourced(bgp.super_spine_asn, doc.where("bgp", "super_spine_asn")),
+                "every super-spine",
+            )
+        for pod, asn in bgp.pod_spine_asns.items():
+            layer = self.pod_spines.setdefault(pod, _Layer(ROLE, f"spines of pod {pod}"))
+            self._put(
+                layer,
+                ("bgp", "asn"),
+                Sourced(asn, doc.where("bgp", "pod_spine_asns", pod)),
+                f"the spines of pod {pod}",
+            )
         for name, asn in bgp.leaf_asns.items():
             self._put(
                 self._device_layer(name),
@@ -235,6 +256,11 @@ class SettingsResolver:
         values: dict[SettingPath, Sourced[Any]] = dict(self.fleet.values)
         if device.role is Role.spine:
             values.update(self.spine.values)
+            pod = self.pod_spines.get(device.pod) if device.pod is not None else None
+            if pod is not None:
+                values.update(pod.values)
+        elif device.role is Role.super_spine:
+            values.update(self.super_spine.values)
         owners: dict[SettingPath, _Layer] = {}
         for layer in self.groups:
             assert layer.selector is not None

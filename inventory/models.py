@@ -57,6 +57,7 @@ class Strict(BaseModel):
 
 
 class Role(StrEnum):
+    super_spine = "super-spine"
     spine = "spine"
     leaf = "leaf"
     frontend = "frontend"
@@ -65,6 +66,11 @@ class Role(StrEnum):
     @property
     def is_switch(self) -> bool:
         return self is not Role.gpu_node
+
+
+BGP_ROLES: tuple[Role, ...] = (Role.leaf, Role.spine, Role.super_spine)
+"""Switches that run eBGP in the fabric (RFC 7938): leaves, spines and, in a three-tier
+fabric, super-spines."""
 
 
 class Platform(StrEnum):
@@ -76,6 +82,7 @@ class Platform(StrEnum):
 class LinkClass(StrEnum):
     host_leaf = "host-leaf"
     leaf_spine = "leaf-spine"
+    spine_superspine = "spine-superspine"
     frontend = "frontend"
 
 
@@ -104,6 +111,9 @@ class Device(Strict):
     rack: Name
     mgmt: Ipv4
     rail: StrictInt | None = Field(None, ge=0, le=63, description="rail served (leaves)")
+    pod: Name | None = Field(
+        None, description="pod of a three-tier fabric (leaves and spines; absent in two tiers)"
+    )
     gpus: StrictInt = Field(0, ge=0, le=64)
     nics: tuple[Nic, ...] = ()
     labels: dict[Label, Label] = Field(default_factory=dict)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from intent.fleet import Fleet
 from inventory.index import PortLink
-from inventory.models import Role
+from inventory.models import BGP_ROLES, Role
 from policies.views import ETHERNET_OVERHEAD, RDMA_OVERHEAD
 from reconciler.settings import Scalar, State
 
@@ -108,7 +108,7 @@ def _host_breaches(fleet: Fleet, states: Mapping[str, State], device: str) -> It
             )
 
 
-_BGP_ROLES = (Role.leaf, Role.spine)
+_BGP_ROLES = BGP_ROLES
 
 
 def _session_breach(fleet: Fleet, states: Mapping[str, State], pl: PortLink) -> Breach | None:

@@ -26,7 +26,7 @@ from intent.fleet import Fleet
 from intent.sessions import sessions_of
 from intent.settings import DeviceIntent, Sourced
 from inventory.index import PortLink
-from inventory.models import Device, Role
+from inventory.models import BGP_ROLES, Device, Role
 from inventory.problems import UNKNOWN, Location
 from reconciler.settings import Owned, Scalar
 
@@ -88,7 +88,7 @@ def render_switch(fleet: Fleet, device: Device) -> dict[str, Owned]:
                 out[f"qos/ecn/{queue.priority}/{name}"] = Owned(getattr(queue, name), ecn.origin)
     _put(out, "qos/pfc_xoff_kb", intent.get("qos", "pfc_xoff_kb"))
     _put(out, "qos/pfc_headroom_kb", intent.get("qos", "pfc_headroom_kb"))
-    if device.role in (Role.leaf, Role.spine):
+    if device.role in BGP_ROLES:
         _render_bgp(fleet, device, intent, out)
     return out
 

@@ -1,9 +1,12 @@
 """BGP policies for an RFC 7938 eBGP fabric.
 
-All spines share one ASN, every leaf has its own, ASNs are private; every session's
-remote AS is the peer's ASN; maximum-paths covers every equal-cost path; every
-session filters inbound; router ids are unique; both ends of a routed link sit in
-the same /31.
+Two tiers: all spines share one ASN, every leaf has its own. Three tiers (RFC 7938's
+five-stage Clos): the spines of one pod share an ASN, each pod's differs from every other
+pod's (a route from pod A reaching pod B through a super-spine would otherwise carry
+pod B's own ASN and be dropped), and the super-spines share one ASN of their own. ASNs
+are private; every session's remote AS is the peer's ASN; maximum-paths covers every
+equal-cost path; every session filters inbound; router ids are unique; both ends of a
+routed link sit in the same /31.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ def _asns(fleet: Fleet, role: Role) -> dict[str, Sourced[Any]]:
 
 @policy(
     "bgp.asn-defined",
-    title="Every leaf and spine has an ASN",
+    title="Every leaf, spine and super-spine has an ASN",
     rationale="A switch without an ASN cannot form its sessions; its uplinks carry nothing.",
-    remediation="Add the leaf to bgp.leaf_asns, or set bgp.spine_asn for spines.",
+    remediation="Add the leaf to bgp.leaf_asns; set bgp.spine_asn (or bgp.pod_spine_asns per "
+    "pod) for spines and bgp.super_spine_asn for super-spines.",
 )
 def asn_defined(fleet: Fleet) -> Iterator[Finding]:
     for role in BGP_ROLES:
@@ -51,23 +55,89 @@ def asn_defined(fleet: Fleet) -> Iterator[Finding]:
                 )
 
 
+def _by_pod(fleet: Fleet) -> dict[str | None, dict[str, Sourced[Any]]]:
+    """Spine ASNs per pod (None: a two-tier fabric's spines, which have no pod)."""
+    pods: dict[str | None, dict[str, Sourced[Any]]] = {}
+    for name, asn in _asns(fleet, Role.spine).items():
+        pods.setdefault(fleet.devices[name].pod, {})[name] = asn
+    return pods
+
+
+def _shared(
+    asns: dict[str, Sourced[Any]], what: str, others: str
+) -> tuple[int | None, Iterator[Finding]]:
+    """The ASN most of ``asns`` share, and a finding for each device that differs."""
+    common = Counter(a.value for a in asns.values()).most_common(1)[0][0] if asns else None
+
+    def findings() -> Iterator[Finding]:
+        for name, asn in sorted(asns.items()):
+            if asn.value != common:
+                yield Finding(
+                    name,
+                    f"{what} {name} has ASN {asn.value}, {others} {common}",
+                    where(asn),
+                    (name,),
+                )
+
+    return common, findings()
+
+
 @policy(
     "bgp.spine-asn-shared",
-    title="All spines share one ASN",
+    title="Spines share one ASN (per pod in a three-tier fabric; pods differ)",
     rationale="RFC 7938: a shared spine ASN makes AS-path loop prevention stop leaf-spine-leaf "
-    "valleys; a spine with its own ASN becomes a transit path.",
-    remediation="Remove per-spine ASN overrides; set bgp.spine_asn once.",
+    "valleys; a spine with its own ASN becomes a transit path. Across pods the spine ASNs must "
+    "differ, or routes between pods arrive carrying the receiving pod's own ASN and are "
+    "dropped.",
+    remediation="Set bgp.spine_asn once (two tiers), or one bgp.pod_spine_asns entry per pod, "
+    "each different (three tiers).",
 )
 def spine_asn_shared(fleet: Fleet) -> Iterator[Finding]:
-    asns = _asns(fleet, Role.spine)
-    common, _ = Counter(a.value for a in asns.values()).most_common(1)[0] if asns else (None, 0)
-    for name, asn in sorted(asns.items()):
-        if asn.value != common:
+    first_pod: dict[int, tuple[str, str, Sourced[Any]]] = {}
+    for pod, asns in sorted(_by_pod(fleet).items(), key=lambda item: str(item[0])):
+        others = "the other spines" if pod is None else f"the other spines of pod {pod}"
+        common, findings = _shared(asns, "spine", others)
+        yield from findings
+        if pod is None or common is None:
+            continue
+        name, asn = next((n, a) for n, a in sorted(asns.items()) if a.value == common)
+        if common in first_pod:
+            other_pod, other_name, other_asn = first_pod[common]
             yield Finding(
-                name,
-                f"spine {name} has ASN {asn.value}, the other spines {common}",
-                where(asn),
-                (name,),
+                f"pod {pod}",
+                f"the spines of pod {pod} and of pod {other_pod} share ASN {common}: routes "
+                f"between the pods pass a super-spine and arrive carrying the receiving pod's own "
+                "ASN, so AS-path loop detection drops them",
+                where(asn, other_asn),
+                (name, other_name),
+            )
+        else:
+            first_pod[common] = (pod, name, asn)
+
+
+@policy(
+    "bgp.super-spine-asn",
+    title="Super-spines share one ASN, used by no spine or leaf",
+    rationale="The top tier of a five-stage Clos is one AS, so a path never climbs back up "
+    "through a second super-spine; an ASN it shares with a pod or a leaf makes that pod's "
+    "or leaf's routes loop-dropped at the super-spines.",
+    remediation="Set bgp.super_spine_asn once, to an ASN no pod and no leaf uses.",
+)
+def super_spine_asn(fleet: Fleet) -> Iterator[Finding]:
+    asns = _asns(fleet, Role.super_spine)
+    common, findings = _shared(asns, "super-spine", "the other super-spines")
+    yield from findings
+    if common is None:
+        return
+    below = {**_asns(fleet, Role.spine), **_asns(fleet, Role.leaf)}
+    name, asn = next((n, a) for n, a in sorted(asns.items()) if a.value == common)
+    for other, other_asn in sorted(below.items()):
+        if other_asn.value == common:
+            yield Finding(
+                other,
+                f"{fleet.devices[other].role.value} {other} uses the super-spine ASN {common}",
+                where(other_asn, asn),
+                (other, name),
             )
 
 
@@ -78,11 +148,15 @@ def spine_asn_shared(fleet: Fleet) -> Iterator[Finding]:
     remediation="Give each leaf its own private ASN in bgp.leaf_asns.",
 )
 def leaf_asn_unique(fleet: Fleet) -> Iterator[Finding]:
-    spine_asns = {a.value for a in _asns(fleet, Role.spine).values()}
+    spine_asns = {
+        a.value for role in (Role.spine, Role.super_spine) for a in _asns(fleet, role).values()
+    }
     first: dict[int, tuple[str, Sourced[Any]]] = {}
     for name, asn in sorted(_asns(fleet, Role.leaf).items()):
         if asn.value in spine_asns:
-            yield Finding(name, f"leaf {name} uses the spine ASN {asn.value}", where(asn), (name,))
+            yield Finding(
+                name, f"leaf {name} uses the spine ASN {asn.value}", where(asn), (name,)
+            )
         elif asn.value in first:
             other, other_asn = first[asn.value]
             yield Finding(
@@ -146,8 +220,7 @@ def maximum_paths(fleet: Fleet) -> Iterator[Finding]:
                     per_peer[pl.peer.device] += 1
             if not per_peer:
                 continue
-            # leaf: every uplink reaches every remote prefix; spine: the links to one leaf.
-            need = sum(per_peer.values()) if role is Role.leaf else max(per_peer.values())
+            need = _equal_cost_paths(fleet, role, per_peer)
             setting = fleet.intent[device.name].get("bgp", "maximum_paths")
             have = setting.value if setting is not None and setting.value is not None else 1
             if have < need:
@@ -157,6 +230,23 @@ def maximum_paths(fleet: Fleet) -> Iterator[Finding]:
                     where(setting) or (fleet.where.devices[device.name],),
                     (device.name,),
                 )
+
+
+def _equal_cost_paths(fleet: Fleet, role: Role, per_peer: Counter[str]) -> int:
+    """How many equal-cost paths the switch must install for its widest prefix: a leaf
+    reaches everything through all its uplinks; a spine reaches a leaf over the links to
+    it, and (three tiers) other pods over all its super-spine uplinks; a super-spine
+    reaches a pod over all its links into that pod."""
+    if role is Role.leaf:
+        return sum(per_peer.values())
+    if role is Role.spine:
+        up = sum(n for peer, n in per_peer.items() if fleet.devices[peer].role is Role.super_spine)
+        down = [n for peer, n in per_peer.items() if fleet.devices[peer].role is Role.leaf]
+        return max([up, *down])
+    into_pod: Counter[str | None] = Counter()
+    for peer, n in per_peer.items():
+        into_pod[fleet.devices[peer].pod] += n
+    return max(into_pod.values())
 
 
 @policy(

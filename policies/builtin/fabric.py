@@ -1,4 +1,5 @@
-"""Fabric-shape policies: each cable's class fits the roles at its ends, a NIC reaches
+"""Fabric-shape policies: each cable's class fits the roles at its ends, leaf-spine cables
+stay inside their pod (three tiers), a NIC reaches
 the leaf of its own rail, no two routed ports share an address or a /31 with a port of
 another cable, and the nodes of one training gang run one firmware bundle.
 
@@ -19,6 +20,7 @@ from policies.views import where
 ROLES_OF_CLASS: dict[LinkClass, tuple[frozenset[Role], ...]] = {
     LinkClass.host_leaf: (frozenset({Role.gpu_node, Role.leaf}),),
     LinkClass.leaf_spine: (frozenset({Role.leaf, Role.spine}),),
+    LinkClass.spine_superspine: (frozenset({Role.spine, Role.super_spine}),),
     LinkClass.frontend: (
         frozenset({Role.gpu_node, Role.frontend}),
         frozenset({Role.frontend}),
@@ -56,6 +58,30 @@ def class_fits_roles(fleet: Fleet) -> Iterator[Finding]:
             f"{link.b}:{link.b_port} ({b.role.value}): a {link.link_class.value} cable joins "
             f"{_pairs(link.link_class)}",
             (fleet.where.links[index],),
+            (link.a, link.b),
+        )
+
+
+@policy(
+    "cabling.same-pod",
+    title="A leaf-spine cable stays inside one pod",
+    rationale="In a three-tier fabric a pod's leaves reach other pods only through the "
+    "super-spines; a leaf cabled to another pod's spine makes that spine a transit between "
+    "pods with the wrong ASN path, and breaks the pod as a failure and rollout domain.",
+    remediation="Re-cable the leaf to a spine of its own pod (or fix the device's pod).",
+)
+def same_pod(fleet: Fleet) -> Iterator[Finding]:
+    for index, link in enumerate(fleet.links):
+        if link.link_class is not LinkClass.leaf_spine:
+            continue
+        a, b = fleet.devices.get(link.a), fleet.devices.get(link.b)
+        if a is None or b is None or a.pod is None or b.pod is None or a.pod == b.pod:
+            continue
+        yield Finding(
+            f"{link.a}:{link.a_port}",
+            f"{link.a}:{link.a_port} (pod {a.pod}) is cabled to {link.b}:{link.b_port} "
+            f"(pod {b.pod}): a leaf-spine cable stays inside its pod",
+            (fleet.where.links[index], fleet.where.devices[link.a]),
             (link.a, link.b),
         )
 

@@ -37,6 +37,7 @@ BUILTIN_IDS = {
     "qos.headroom-buffer",
     "bgp.asn-defined",
     "bgp.spine-asn-shared",
+    "bgp.super-spine-asn",
     "bgp.leaf-asn-unique",
     "bgp.asn-private",
     "bgp.remote-as-match",
@@ -49,6 +50,7 @@ BUILTIN_IDS = {
     "firmware.gang-uniform",
     "cabling.class-fits-roles",
     "cabling.rail-match",
+    "cabling.same-pod",
     "addressing.unique",
 }
 WAIVERS_FILE = "policies/waivers.yaml"
@@ -107,7 +109,7 @@ def _always_finds(fleet: Fleet) -> Iterator[Finding]:
 
 class TestRegistry:
     def test_every_builtin_policy_is_registered_as_deny(self) -> None:
-        """The built-in registry holds exactly the 26 documented policies, all deny."""
+        """The built-in registry holds exactly the 28 documented policies, all deny."""
         assert {p.id for p in BUILTIN} == BUILTIN_IDS
         assert all(p.severity is Severity.deny for p in BUILTIN)
         assert all(p.title and p.rationale and p.remediation for p in BUILTIN)
