@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ci.planfile import plan_hash, short_hash
 from reconciler.loop import ApplyReport
 from reconciler.plan import Inexpressible, Plan
 from reconciler.settings import Change
@@ -23,10 +24,22 @@ def _change(change: Change) -> dict[str, Any]:
     }
 
 
+def _steps_of(plan: Plan) -> dict[tuple[str, str], int]:
+    """(device, path) -> the index of the step that changes it."""
+    return {
+        (device, change.path): step.index
+        for step in plan.steps
+        for device, changes in step.changes.items()
+        for change in changes
+    }
+
+
 def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
+    step_of = _steps_of(plan)
     return {
         "schema": PLAN_SCHEMA,
         "fleet": fleet,
+        "hash": plan_hash(plan, fleet=fleet),
         "intent_commit": commit,
         "empty": plan.is_empty(),
         "refused": plan.refused,
@@ -50,7 +63,9 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
         ],
         "devices": {
             name: {
-                "changes": [_change(c) for c in dp.changes],
+                "changes": [
+                    {**_change(c), "step": step_of.get((name, c.path))} for c in dp.changes
+                ],
                 "unknown": dp.unknown,
                 "unmanaged_fields": len(dp.unmanaged),
                 "conflicts": [
@@ -111,6 +126,7 @@ def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
         f"{len(plan.devices)} device(s) in {len(plan.steps)} step(s); "
         f"{len(plan.unknown())} unknown; {unmanaged} observed field(s) not owned by plumb"
     )
+    lines.append(f"plan hash {short_hash(plan_hash(plan, fleet=fleet))}")
     return "\n".join(lines) + "\n"
 
 
@@ -133,6 +149,47 @@ def inexpressible_lines(plan: Plan) -> list[str]:
     return lines
 
 
+WORST_FIRST = ("failed", "unknown", "applied", "planned", "unchanged")
+"""A device that ran in several steps counts once, at its worst step's outcome."""
+
+
+def device_outcomes(report: ApplyReport) -> dict[str, str]:
+    """Per device, the worst outcome of its steps."""
+    worst: dict[str, str] = {}
+    for result in report.results:
+        seen = worst.get(result.device)
+        outcome = result.outcome.value
+        if seen is None or WORST_FIRST.index(outcome) < WORST_FIRST.index(seen):
+            worst[result.device] = outcome
+    return worst
+
+
+def apply_counts(report: ApplyReport) -> dict[str, Any]:
+    """Changes and devices (not device-steps), and devices per outcome."""
+    by_device: dict[str, int] = {}
+    for outcome in device_outcomes(report).values():
+        by_device[outcome] = by_device.get(outcome, 0) + 1
+    return {
+        "changes": sum(len(r.changes) for r in report.results),
+        "devices": len({r.device for r in report.results}),
+        "devices_by_outcome": dict(sorted(by_device.items())),
+    }
+
+
+def apply_summary(report: ApplyReport, *, dry_run: bool) -> str:
+    """``apply: 243 change(s) on 45 device(s): 45 applied`` and why it stopped."""
+    counts = apply_counts(report)
+    outcomes = ", ".join(f"{n} {k}" for k, n in counts["devices_by_outcome"].items())
+    verb = "dry run" if dry_run else "apply"
+    line = f"{verb}: {counts['changes']} change(s) on {counts['devices']} device(s)"
+    line += f": {outcomes}" if outcomes else ": nothing"
+    if report.stopped:
+        line += f"\nSTOPPED: {report.stopped}"
+    if report.not_started:
+        line += f"\nnot started: {len(report.not_started)} device(s)"
+    return line + "\n"
+
+
 def apply_json(report: ApplyReport, *, fleet: str, dry_run: bool) -> dict[str, Any]:
     return {
         "schema": APPLY_SCHEMA,
@@ -140,6 +197,7 @@ def apply_json(report: ApplyReport, *, fleet: str, dry_run: bool) -> dict[str, A
         "dry_run": dry_run,
         "ok": report.ok(),
         "stopped": report.stopped,
+        "summary": apply_counts(report),
         "outcomes": report.by_outcome(),
         "not_started": list(report.not_started),
         "results": [

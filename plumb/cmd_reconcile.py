@@ -13,10 +13,13 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ci.planfmt import apply_json, dumps, plan_json, plan_text
-from plumb.app import FormatOpt, PathArg, SelectOpt, app, check_format, fail
+from ci.planfile import SavedPlan, plan_hash
+from ci.planfmt import apply_json, apply_summary, dumps, plan_json, plan_text
+from intent.fleet import CONFIG_FILE
+from plumb.app import HERE, FormatOpt, PathArg, SelectOpt, app, check_format, fail, fleet_root
 from plumb.context import AuditToDb, DbGuard, FleetContext, fleet_context
 from plumb.interrupted import settle_interrupted
+from plumb.savedplan import recheck
 from reconciler.errors import FencedOut, Frozen
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Plan, build_plan
@@ -96,6 +99,7 @@ def _audit_plan(context: FleetContext, the_plan: Plan) -> None:
             "devices": len(the_plan.changes()),
             "unknown": len(the_plan.unknown()),
             "refused": the_plan.refused,
+            "hash": plan_hash(the_plan, fleet=context.fleet.config.fleet),
         },
     )
 
@@ -121,9 +125,16 @@ def plan(
         Path | None,
         typer.Option(help="Plan against a `plumb snapshot` file: no device is contacted."),
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Also save the plan (plumb.plan/v1) for `plumb apply FILE`."
+        ),
+    ] = None,
 ) -> None:
     """Observe the fleet and show what apply would change, in its safe order."""
     from plumb.cmd_snapshot import plan_against
+    from plumb.savedplan import write_plan_file
 
     with _errors_exit_with(1 if detailed_exitcode else 2):
         check_format(format)
@@ -138,26 +149,39 @@ def plan(
                     targets.close()
                 _audit_plan(context, result)
             _print_plan(result, context, format)
+            if out is not None:
+                name, commit = context.fleet.config.fleet, context.commit
+                write_plan_file(out, plan_json(result, fleet=name, commit=commit))
     if result.refused or result.unknown():
         raise typer.Exit(1)
     if detailed_exitcode and result.change_count():
         raise typer.Exit(2)
 
 
-def _summarise(report: ApplyReport, dry_run: bool) -> str:
-    counts = ", ".join(f"{n} {k}" for k, n in sorted(report.by_outcome().items())) or "nothing"
-    verb = "dry run" if dry_run else "apply"
-    line = f"{verb}: {counts}"
-    if report.stopped:
-        line += f"\nSTOPPED: {report.stopped}"
-    if report.not_started:
-        line += f"\nnot started: {len(report.not_started)} device(s)"
-    return line + "\n"
+PlanOrRepoArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A plan saved by `plumb plan -o` (applied exactly as made), or the fleet repo"
+        " (default: -C/--repo, $PLUMB_REPO, or the nearest directory upward with a plumb.yaml)."
+    ),
+]
+
+
+def _repo_of_plan(plan_file: Path) -> Path:
+    """The fleet a saved plan applies to: -C/--repo or the working directory's, else the
+    nearest directory above the plan file with a plumb.yaml."""
+    root = fleet_root(HERE)
+    if (root / CONFIG_FILE).is_file():
+        return root
+    for directory in plan_file.resolve().parents:
+        if (directory / CONFIG_FILE).is_file():
+            return directory
+    return root
 
 
 @app.command()
 def apply(
-    path: PathArg = Path("."),
+    path: PlanOrRepoArg = HERE,
     select: SelectOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Stage and compare only.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
@@ -172,20 +196,26 @@ def apply(
         ),
     ] = 120.0,
 ) -> None:
-    """Apply the whole plan in its safe order; a second plan afterwards is empty."""
+    """Apply the whole plan in its safe order; a second plan afterwards is empty.
+
+    Given a plan saved by `plumb plan -o`, apply exactly that plan, and refuse if any
+    device no longer holds a value the plan was made against."""
+    from plumb.savedplan import load_plan_file
+
     check_format(format)
+    saved = None
+    if path.is_file():
+        if select is not None:
+            raise fail("a saved plan is applied whole: --select does not apply to it")
+        saved = load_plan_file(path)
+        path = _repo_of_plan(path)
     with fleet_context(path) as context:
         targets = context.targets()
         try:
             report = _apply(
                 context,
                 targets,
-                select,
-                dry_run=dry_run,
-                yes=yes,
-                format=format,
-                concurrency=concurrency,
-                confirm_within=confirm_within or None,
+                _Options(select, dry_run, yes, format, concurrency, confirm_within or None, saved),
             )
         finally:
             targets.close()
@@ -193,22 +223,12 @@ def apply(
         raise typer.Exit(1)
 
 
-def _apply(
-    context: FleetContext,
-    targets: Targets,
-    select: str | None,
-    *,
-    dry_run: bool,
-    yes: bool,
-    format: str,
-    concurrency: int,
-    confirm_within: float | None,
-) -> ApplyReport:
+def _apply(context: FleetContext, targets: Targets, options: _Options) -> ApplyReport:
     """A dry run plans and stages without the lease. A real apply takes the lease first,
-    settles writes an interrupted run left open, and only then observes and plans: a
-    plan made before the lease could be stale by the time it is applied."""
-    options = _Options(select, dry_run, yes, format, concurrency, confirm_within)
-    if dry_run:
+    settles writes an interrupted run left open, and only then observes and plans (or
+    checks a saved plan against the devices): a plan made or checked before the lease
+    could be stale by the time it is applied."""
+    if options.dry_run:
         return _plan_and_apply(context, targets, options, None)
     db = context.db
     try:
@@ -233,13 +253,17 @@ class _Options:
     format: str
     concurrency: int
     confirm_within: float | None
+    saved: SavedPlan | None = None
 
 
 def _plan_and_apply(
     context: FleetContext, targets: Targets, options: _Options, token: LeaseToken | None
 ) -> ApplyReport:
     select, dry_run, yes, format = options.select, options.dry_run, options.yes, options.format
-    the_plan = make_plan(context, targets, select, show_progress=format == "text")
+    if options.saved is not None:
+        the_plan = recheck(context, targets, options.saved)
+    else:
+        the_plan = make_plan(context, targets, select, show_progress=format == "text")
     _audit_plan(context, the_plan)
     if format == "text":
         sys.stdout.write(plan_text(the_plan, fleet=context.fleet.config.fleet))
@@ -280,7 +304,7 @@ def _plan_and_apply(
                     f"{result.outcome.value.upper()} {result.device} (step {result.step}): "
                     f"{result.error}"
                 )
-        typer.echo(_summarise(report, dry_run), nl=False)
+        typer.echo(apply_summary(report, dry_run=dry_run), nl=False)
     return report
 
 

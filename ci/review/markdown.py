@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+from ci.planfile import plan_hash, short_hash
 from ci.review.model import Review, RolloutReview
 from ci.rolloutfmt import _duration, _money
 from inventory.problems import Location
@@ -138,7 +139,8 @@ def _summary(review: Review) -> list[str]:
                 "plan",
                 f"{plan.change_count()} change(s) on {len(plan.changes())} device(s) in "
                 f"{len(plan.steps)} step(s), {len(plan.unknown())} unknown; {state}; "
-                f"against {esc(review.observed.detail)}",
+                f"against {esc(review.observed.detail)}; "
+                f"plan `{short_hash(plan_hash(plan, fleet=review.fleet))}`",
             )
         )
     if review.blast is not None:

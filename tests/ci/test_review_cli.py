@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ci.planfile import plan_hash, read_plan, short_hash
 from ci.review.observed import NOT_IN_SNAPSHOT
 from reconciler.lab import snapshot_document
 from reconciler.render import render_desired
@@ -122,6 +123,15 @@ def test_clean_change_passes_with_a_markdown_comment(changes: GitFleet) -> None:
     assert done.markdown.count("<details>") == done.markdown.count("</details>") >= 4
     assert "**Blocked:**" not in done.markdown
     assert "| **plan** | 12 change(s) on 12 device(s) in 1 step(s)" in done.markdown
+
+
+def test_the_comment_carries_the_hash_of_the_plan_it_reviewed(changes: GitFleet) -> None:
+    """The Markdown shows the plan's hash, the same one the JSON review carries and the
+    one its plan recomputes to."""
+    done = changes.reviewed("main", "clean")
+    digest = done.json["plan"]["hash"]
+    assert digest == plan_hash(read_plan(done.json["plan"]).plan, fleet="orion")
+    assert f"plan `{short_hash(digest)}`" in done.markdown
 
 
 def test_markdown_tables_keep_their_columns(changes: GitFleet) -> None:

@@ -12,7 +12,17 @@ from reconciler.lab import Fault, FaultKind
 from tests.fleetcopy import FleetCopy
 from tests.reconciler.labfleet import LabFleet, run_plumb
 
-PLAN_KEYS = {"schema", "fleet", "intent_commit", "empty", "refused", "summary", "steps", "devices"}
+PLAN_KEYS = {
+    "schema",
+    "fleet",
+    "hash",
+    "intent_commit",
+    "empty",
+    "refused",
+    "summary",
+    "steps",
+    "devices",
+}
 SUMMARY_KEYS = {
     "devices",
     "devices_changing",
@@ -25,7 +35,18 @@ SUMMARY_KEYS = {
 STEP_KEYS = {"index", "phase", "devices", "changes"}
 DEVICE_KEYS = {"changes", "unknown", "unmanaged_fields", "conflicts", "held", "inexpressible"}
 CHANGE_KEYS = {"path", "from", "to", "owner"}
-APPLY_KEYS = {"schema", "fleet", "dry_run", "ok", "stopped", "outcomes", "not_started", "results"}
+PLAN_CHANGE_KEYS = CHANGE_KEYS | {"step"}
+APPLY_KEYS = {
+    "schema",
+    "fleet",
+    "dry_run",
+    "ok",
+    "stopped",
+    "summary",
+    "outcomes",
+    "not_started",
+    "results",
+}
 RESULT_KEYS = {"device", "step", "outcome", "error", "changes"}
 
 
@@ -85,13 +106,16 @@ def test_plan_json_is_plumb_plan_v1_with_the_documented_keys(lab: LabFleet) -> N
     assert all(set(step) == STEP_KEYS for step in doc["steps"])
     assert sum(s["changes"] for s in doc["steps"]) == 243
     assert all(set(device) == DEVICE_KEYS for device in doc["devices"].values())
+    assert doc["hash"].startswith("sha256:") and len(doc["hash"]) == 7 + 64
     change = doc["devices"]["leaf-r0"]["changes"][-1]
-    assert set(change) == CHANGE_KEYS
+    assert set(change) == PLAN_CHANGE_KEYS
+    firmware = next(s["index"] for s in doc["steps"] if s["phase"] == "firmware")
     assert change == {
         "path": "system/nos_version",
         "from": "4.31.2F",
         "to": "4.32.2F",
         "owner": "intent/groups.yaml:10:30",
+        "step": firmware,
     }
 
 
@@ -109,6 +133,11 @@ def test_apply_json_is_plumb_apply_v1_with_the_documented_keys(lab: LabFleet) ->
     )
     assert doc["stopped"] is None and doc["not_started"] == []
     assert doc["outcomes"] == {"applied": len(doc["results"])}
+    assert doc["summary"] == {
+        "changes": 243,
+        "devices": 45,
+        "devices_by_outcome": {"applied": 45},
+    }
     assert all(set(result) == RESULT_KEYS for result in doc["results"])
     assert sum(len(r["changes"]) for r in doc["results"]) == 243
     assert all(set(c) == CHANGE_KEYS for r in doc["results"] for c in r["changes"])
@@ -128,7 +157,7 @@ def test_apply_dry_run_writes_nothing(lab: LabFleet) -> None:
     counters, running = lab.store.counters(), lab.running()
     done = run_plumb(lab.root, "apply", "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert "dry run: 51 planned" in done.stdout
+    assert "dry run: 243 change(s) on 45 device(s): 45 planned" in done.stdout
     assert lab.store.counters() == counters
     assert lab.running() == running
 
