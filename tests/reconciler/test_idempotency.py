@@ -75,7 +75,7 @@ def intents(draw: st.DrawFn) -> Intent:
     """A valid intent: MTU layers that fit, kmin < kmax < xoff, enough ECMP paths, and
     for each model a bundle validated for it."""
     rdma = draw(st.sampled_from(VERBS_MTUS))
-    host = draw(st.integers(max(1500, rdma + 64), 9194))
+    host = draw(st.integers(max(1500, rdma + 64), 9192))
     switch = draw(st.integers(host + 22, 9214))
     kmin = draw(st.integers(50, 2000))
     kmax = draw(st.integers(kmin + 1, 4000))

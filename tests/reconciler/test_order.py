@@ -37,7 +37,7 @@ def _mtu_yaml(switch: int, host: int, rdma: int) -> str:
 def _valid_mtu(draw: st.DrawFn) -> tuple[int, int, int]:
     """A (switch_port, host, rdma) triple that satisfies both MTU policies."""
     rdma = draw(st.sampled_from(VERBS))
-    host = draw(st.integers(max(1500, rdma + 64), 9194))
+    host = draw(st.integers(max(1500, rdma + 64), 9192))
     switch = draw(st.integers(host + 22, 9214))
     return switch, host, rdma
 
@@ -125,7 +125,7 @@ def test_raising_mtu_changes_switches_before_hosts(tmp_path: Path) -> None:
     copy = copy_orion(tmp_path)
     copy.write("intent/mtu.yaml", _mtu_yaml(9100, 9000, 4096).replace("9000}", "9000}"))
     start = _states(copy.load())
-    copy.write("intent/mtu.yaml", _mtu_yaml(9214, 9194, 4096))
+    copy.write("intent/mtu.yaml", _mtu_yaml(9214, 9192, 4096))
     fleet = copy.load()
     plan = build_plan(fleet, render_desired(fleet), start)
     phases = [s.phase for s in plan.steps]
@@ -148,7 +148,7 @@ def test_plan_is_refused_when_the_switch_is_not_in_it(tmp_path: Path) -> None:
     copy = copy_orion(tmp_path)
     copy.write("intent/mtu.yaml", _mtu_yaml(9100, 9000, 4096))
     start = _states(copy.load())
-    copy.write("intent/mtu.yaml", _mtu_yaml(9214, 9194, 4096))
+    copy.write("intent/mtu.yaml", _mtu_yaml(9214, 9192, 4096))
     fleet = copy.load()
     hosts = [n for n, d in fleet.devices.items() if d.role.value == "gpu-node"]
     plan = build_plan(fleet, render_desired(fleet, hosts), start)
