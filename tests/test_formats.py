@@ -393,11 +393,15 @@ def test_sarif_has_the_2_1_0_structure(render: Render, scenario: str) -> None:
 
 
 def test_sarif_result_is_at_the_offending_value(render: Render) -> None:
-    """Each result's uri and start line are the file and line of the violating value."""
+    """The 256 ports one host MTU breaks are one result at the violating value's file
+    and line, counting them and naming each."""
     out = render("violating", "sarif")
     results = json.loads(out.stdout)["runs"][0]["results"]
     file, line, col = out.at("9200")
-    assert len(results) == 256
+    assert len(results) == 1
+    assert results[0]["properties"]["count"] == len(set(results[0]["properties"]["subjects"]))
+    assert results[0]["properties"]["count"] == 256
+    assert "(and 255 more like it: 256 in all)" in results[0]["message"]["text"]
     for result in results:
         assert result["ruleId"] == "mtu.host-fits-port"
         assert result["level"] == "error"
@@ -418,10 +422,11 @@ def test_sarif_every_result_names_a_declared_rule(render: Render) -> None:
 
 
 def test_sarif_waived_results_are_suppressed(render: Render) -> None:
-    """A waived violation is still a result, suppressed externally with the waiver reason."""
+    """Waived violations are still a result, suppressed externally with the waiver
+    reason (the eight at one line collapse into one counting them)."""
     results = _sarif(render, "assorted")["runs"][0]["results"]
     suppressed = [r for r in results if "suppressions" in r]
-    assert len(suppressed) == 8
+    assert len(suppressed) == 1 and suppressed[0]["properties"]["count"] == 8
     assert suppressed[0]["suppressions"] == [
         {"kind": "external", "justification": "canary node, re-cabled in ticket NET-1"}
     ]
@@ -548,6 +553,13 @@ def test_github_annotation_is_at_the_offending_value(render: Render) -> None:
     assert first.startswith(
         f"::error file={file},line={line},col={col},title=plumb mtu.host-fits-port::gpu-n01:eth0"
     )
+
+
+def test_github_collapses_one_policy_at_one_place(render: Render) -> None:
+    """The 256 ports one host MTU breaks are one annotation at its line, counting them."""
+    lines = render("violating", "github").stdout.splitlines()
+    assert len(lines) == 1
+    assert lines[0].endswith("(and 255 more like it: 256 in all)")
 
 
 def test_github_warn_policy_is_a_warning(render: Render) -> None:

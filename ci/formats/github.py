@@ -1,7 +1,9 @@
-"""GitHub Actions workflow commands: one ``::error``/``::warning`` annotation per finding."""
+"""GitHub Actions workflow commands: one ``::error``/``::warning`` annotation per policy
+and place, saying how many findings it stands for when more than one."""
 
 from __future__ import annotations
 
+from ci.formats.collapse import collapse
 from ci.outcome import ValidateOutcome
 from inventory.problems import Location
 
@@ -35,9 +37,11 @@ def render(outcome: ValidateOutcome) -> str:
     ]
     report = outcome.report
     if report is not None:
-        for v in report.violations:
+        for group in collapse(report.violations):
+            v = group.first
             level = "error" if v.severity.value == "deny" else "warning"
-            lines.append(_annotation(outcome, level, v.location, f"plumb {v.policy}", v.message))
+            title = f"plumb {v.policy}"
+            lines.append(_annotation(outcome, level, v.location, title, group.message()))
         for error in report.errors:
             lines.append(
                 f"::error title=plumb engine error::{_escape_data(error.policy)}: "

@@ -1,10 +1,12 @@
-"""SARIF 2.1.0: one rule per policy, one result per finding at the offending value."""
+"""SARIF 2.1.0: one rule per policy, one result per policy and place (at the offending
+value) with the count of findings it stands for and their subjects."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from ci.formats.collapse import collapse
 from ci.outcome import ValidateOutcome
 from inventory.problems import Location
 from policies.engine import WAIVER_EXPIRED
@@ -65,11 +67,12 @@ def render(outcome: ValidateOutcome) -> str:
                         },
                     }
                 )
-        for v in (*report.violations, *report.waived):
+        for group in collapse((*report.violations, *report.waived)):
+            v = group.first
             result: dict[str, Any] = {
                 "ruleId": v.policy,
                 "level": "error" if v.severity.value == "deny" else "warning",
-                "message": {"text": v.message},
+                "message": {"text": group.message()},
                 # A finding without a place in the repo (line 0) has no SARIF location:
                 # "<derived>" is not a URI a code-scanning upload accepts.
                 "locations": [_location(outcome, v.location)] if v.location.line else [],
@@ -79,6 +82,10 @@ def render(outcome: ValidateOutcome) -> str:
                     if loc.line
                 ],
                 "partialFingerprints": {"plumbSubject": f"{v.policy}/{v.subject}"},
+                "properties": {
+                    "count": group.count,
+                    "subjects": [f"{v.policy}/{s}" for s in group.subjects],
+                },
             }
             if v.waiver is not None:
                 result["suppressions"] = [{"kind": "external", "justification": v.waiver.reason}]

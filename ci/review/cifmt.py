@@ -1,10 +1,11 @@
 """The review for CI tools, built on the ``plumb validate`` formats (:mod:`ci.formats`):
 
-* **sarif**: every finding at head, each at the offending value, with
-  ``baselineState`` ``new`` (the change introduces it) or ``unchanged`` (base has it
-  too); head input problems; and the review's own blockers (a refused plan, a rollout
-  spec that cannot be planned) as ``review.plan`` and ``review.rollout`` results, at
-  the fleet repo's ``plumb.yaml`` when they have no place of their own;
+* **sarif**: every finding at head, one result per policy and place at the
+  offending value, with ``baselineState`` ``new`` (the change introduces one of its
+  findings) or ``unchanged`` (base has them all too); head input problems; and the
+  review's own blockers (a refused plan, a rollout spec that cannot be planned) as
+  ``review.plan`` and ``review.rollout`` results, at the fleet repo's ``plumb.yaml``
+  when they have no place of their own;
 * **junit**: one test case per policy, failing on deny violations the change
   introduces, plus ``plumb.review`` cases for the plan and each rollout;
 * **github**: workflow annotations for what the change introduces and the review's
@@ -53,8 +54,9 @@ def render_sarif(review: Review) -> str:
     run = document["runs"][0]
     new = {f"{v.policy}/{v.subject}" for v in review.policies.introduced} if review.policies else ()
     for result in run["results"]:
-        subject = result.get("partialFingerprints", {}).get("plumbSubject")
-        result["baselineState"] = "unchanged" if subject and subject not in new else "new"
+        subjects = result.get("properties", {}).get("subjects", [])
+        known = subjects and not any(s in new for s in subjects)
+        result["baselineState"] = "unchanged" if known else "new"
     blockers = _review_blockers(review)
     for kind in sorted({b.kind for b in blockers}):
         rule_id, title = REVIEW_RULES[kind]
