@@ -39,6 +39,7 @@ from reconciler.drivers.sonic_caps import sonic_inexpressible
 from reconciler.drivers.sonic_jsonpatch import Patch, json_patch
 from reconciler.drivers.sonic_parse import (
     active,
+    buffer_model,
     dscp_map_name,
     front_ports,
     headroom_profiles,
@@ -113,13 +114,34 @@ class Editor:
         elif s.kind == "address":
             self._address(s)
         elif s.kind == "pfc_priorities":
-            set_field(self._port(s), "PORT_QOS_MAP", s.subject, "pfc_enable", s.value or None)
+            db = self._port(s)
+            set_field(db, "PORT_QOS_MAP", s.subject, "pfc_enable", s.value or None)
+            self._lossless_buffers(s, db)
         elif s.kind == "dscp":
             self._dscp(s)
         elif s.kind in ("asn", "router_id", "maximum_paths", "remote_as", "inbound_filter"):
             self._bgp(s)
         elif s.kind not in ("nos_version", "pfc_headroom_kb") and not s.kind.startswith("ecn_"):
             raise self.refuse(s.path, "not writable on SONiC")
+
+    def _lossless_buffers(self, s: Setting, db: dict[str, Any]) -> None:
+        """On the static buffer model a priority PFC pauses needs its priority group on a
+        lossless profile (one with ``xoff`` headroom): pausing into a lossy buffer drops
+        the frames in flight. plumb does not carve buffers, so such a change is refused;
+        the dynamic model's buffer manager creates lossless groups itself."""
+        if buffer_model(self.spaces) == "dynamic" or not active(db, s.subject):
+            return
+        groups = rows_of(db, "BUFFER_PG", s.subject)
+        profiles = db.get("BUFFER_PROFILE", {})
+        for group in lossless_groups(db, s.subject):
+            name = profile_name(str(groups.get(group, {}).get("profile", "")))
+            if "xoff" not in profiles.get(name, {}):
+                raise self.refuse(
+                    s.path,
+                    f"PFC on {s.value} maps to priority group {group} of {s.subject}, which has "
+                    "no lossless buffer profile (BUFFER_PG with xoff headroom); plumb does not "
+                    "carve buffers: give the group a lossless profile first",
+                )
 
     def _address(self, s: Setting) -> None:
         """Replace the port's IPv4 address; its IPv6 addresses stay."""

@@ -108,6 +108,22 @@ def test_a_patch_changes_exactly_the_requested_paths() -> None:
     assert moved(data, changes) == changes
 
 
+def test_pfc_on_a_priority_group_without_lossless_buffer_is_refused() -> None:
+    """Static buffers: PG 3-4 of Ethernet0 are lossless, PG 5 is not carved. PFC on 3,4
+    stays writable; adding 5 (identity priority-to-PG) would pause into no headroom."""
+    data = running("static-202405")
+    data["PORT_QOS_MAP"]["Ethernet0"].pop("tc_to_pg_map")
+    assert steps(data, {"interfaces/Ethernet0/pfc_priorities": "3"})
+    with pytest.raises(ConfigRejected, match="group 5 of Ethernet0, which has no lossless"):
+        steps(data, {"interfaces/Ethernet0/pfc_priorities": "3,4,5"})
+
+
+def test_pfc_on_the_dynamic_buffer_model_is_left_to_the_buffer_manager() -> None:
+    data = running("dynamic-202405")
+    port = next(iter(data["PORT_QOS_MAP"]))
+    assert steps(data, {f"interfaces/{port}/pfc_priorities": "3,4,5"})
+
+
 def test_an_ipv4_change_keeps_the_ipv6_addresses() -> None:
     """Only the IPv4 INTERFACE key moves; the port's IPv6 key stays."""
     data = running("static-202405")
