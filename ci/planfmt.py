@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ci.planfile import plan_hash, short_hash
 from reconciler.loop import ApplyReport
+from reconciler.order import Step
 from reconciler.plan import Inexpressible, Plan
 from reconciler.settings import Change
 
@@ -89,13 +91,53 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
     }
 
 
-def plan_text(plan: Plan, *, fleet: str, max_devices: int = 40) -> str:
+def _on(devices: list[str], roles: Mapping[str, str]) -> str:
+    """``32 gpu-node(s)``, or ``4 leaf(s), 2 spine(s)``; up to three named."""
+    counts: dict[str, int] = {}
+    for device in devices:
+        role = roles.get(device, "device")
+        counts[role] = counts.get(role, 0) + 1
+    text = ", ".join(f"{n} {role}(s)" for role, n in sorted(counts.items()))
+    return text + (f" ({', '.join(devices)})" if len(devices) <= 3 else "")
+
+
+def _grouped(step: Step, roles: Mapping[str, str]) -> list[str]:
+    """One line per identical change (path, from, to, owner) across the step's devices."""
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
+    for device in step.devices():
+        for change in step.changes[device]:
+            key = (change.path, repr(change.before), repr(change.after), str(change.owner or ""))
+            groups.setdefault(key, []).append(device)
+    lines = []
+    for (path, before, after, owner), devices in sorted(groups.items()):
+        where = f"  [{owner}]" if owner else ""
+        if len(devices) == 1:
+            lines.append(f"  {devices[0]} {path}: {before} -> {after}{where}")
+        else:
+            lines.append(f"  {path}: {before} -> {after} on {_on(devices, roles)}{where}")
+    return lines
+
+
+def plan_text(
+    plan: Plan,
+    *,
+    fleet: str,
+    roles: Mapping[str, str] | None = None,
+    expand: bool = False,
+    max_devices: int | None = None,
+) -> str:
+    """The plan step by step: identical changes grouped across devices (``roles`` names
+    what the devices are), or with ``expand`` every device's changes (``max_devices``
+    cuts that list)."""
     lines: list[str] = []
     shown = hidden = 0
     for step in plan.steps:
         lines.append(f"step {step.index}: {step.phase} ({len(step.changes)} devices)")
+        if not expand:
+            lines += _grouped(step, roles or {})
+            continue
         for device in step.devices():
-            if shown >= max_devices:
+            if max_devices is not None and shown >= max_devices:
                 hidden += 1
                 continue
             shown += 1

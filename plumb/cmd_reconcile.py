@@ -104,12 +104,23 @@ def _audit_plan(context: FleetContext, the_plan: Plan) -> None:
     )
 
 
-def _print_plan(plan: Plan, context: FleetContext, format: str) -> None:
+ExpandOpt = Annotated[
+    bool,
+    typer.Option("--expand", help="List every device's changes (default: identical ones grouped)."),
+]
+
+
+def _plan_text(plan: Plan, context: FleetContext, expand: bool) -> str:
+    roles = {name: d.role.value for name, d in context.fleet.devices.items()}
+    return plan_text(plan, fleet=context.fleet.config.fleet, roles=roles, expand=expand)
+
+
+def _print_plan(plan: Plan, context: FleetContext, format: str, expand: bool) -> None:
     name = context.fleet.config.fleet
     if format == "json":
         sys.stdout.write(dumps(plan_json(plan, fleet=name, commit=context.commit)))
     else:
-        sys.stdout.write(plan_text(plan, fleet=name))
+        sys.stdout.write(_plan_text(plan, context, expand))
 
 
 @app.command()
@@ -117,6 +128,7 @@ def plan(
     path: PathArg = Path("."),
     select: SelectOpt = None,
     format: FormatOpt = "text",
+    expand: ExpandOpt = False,
     detailed_exitcode: Annotated[
         bool,
         typer.Option("--detailed-exitcode", help="Exit 0 no changes, 2 changes pending, 1 error."),
@@ -148,7 +160,7 @@ def plan(
                 finally:
                     targets.close()
                 _audit_plan(context, result)
-            _print_plan(result, context, format)
+            _print_plan(result, context, format, expand)
             if out is not None:
                 name, commit = context.fleet.config.fleet, context.commit
                 write_plan_file(out, plan_json(result, fleet=name, commit=commit))
@@ -186,6 +198,7 @@ def apply(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Stage and compare only.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     format: FormatOpt = "text",
+    expand: ExpandOpt = False,
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 16,
     confirm_within: Annotated[
         float,
@@ -215,7 +228,9 @@ def apply(
             report = _apply(
                 context,
                 targets,
-                _Options(select, dry_run, yes, format, concurrency, confirm_within or None, saved),
+                _Options(
+                    select, dry_run, yes, format, expand, concurrency, confirm_within or None, saved
+                ),
             )
         finally:
             targets.close()
@@ -251,6 +266,7 @@ class _Options:
     dry_run: bool
     yes: bool
     format: str
+    expand: bool
     concurrency: int
     confirm_within: float | None
     saved: SavedPlan | None = None
@@ -266,7 +282,7 @@ def _plan_and_apply(
         the_plan = make_plan(context, targets, select, show_progress=format == "text")
     _audit_plan(context, the_plan)
     if format == "text":
-        sys.stdout.write(plan_text(the_plan, fleet=context.fleet.config.fleet))
+        sys.stdout.write(_plan_text(the_plan, context, options.expand))
     if the_plan.refused or the_plan.unknown():
         raise fail("not applying: the plan is refused or has unknown devices", 1)
     if the_plan.change_count() == 0:

@@ -242,10 +242,28 @@ def test_drift_exits_1_on_an_error(orion: FleetCopy) -> None:
     assert "run `plumb lab init` first" in done.stderr
 
 
-def test_the_text_plan_says_devices_were_cut_only_when_some_were(lab: LabFleet) -> None:
-    """The text plan notes that devices were left out only when it left some out."""
+def test_the_expanded_text_plan_says_devices_were_cut_only_when_some_were(lab: LabFleet) -> None:
+    """The expanded text plan notes that devices were left out only when it left some out."""
     plan = lab.plan()
     entries = sum(len(step.changes) for step in plan.steps)
     cut = "devices shown; --format json has all"
-    assert cut not in plan_text(plan, fleet="orion", max_devices=entries)
-    assert f"(first {entries - 1} {cut})" in plan_text(plan, fleet="orion", max_devices=entries - 1)
+    assert cut not in plan_text(plan, fleet="orion", expand=True, max_devices=entries)
+    shorter = plan_text(plan, fleet="orion", expand=True, max_devices=entries - 1)
+    assert f"(first {entries - 1} {cut})" in shorter
+
+
+def test_the_text_plan_groups_identical_changes_across_devices(lab: LabFleet) -> None:
+    """One line per identical change with its count by role and its intent line; a
+    change on one device keeps its device's name; --expand lists every device."""
+    grouped = run_plumb(lab.root, "plan")
+    assert grouped.returncode == 0, grouped.stderr
+    assert (
+        "  firmware/bios: '1.6.2' -> '1.8.0' on 32 gpu-node(s)  [intent/groups.yaml:7:30]\n"
+    ) in grouped.stdout
+    assert "on 1 frontend(s), 4 leaf(s), 4 spine(s)  [intent/groups.yaml:10:30]" in grouped.stdout
+    assert "  leaf-r5 bgp/maximum_paths: 16 -> 64  [intent/bgp.yaml:6:18]" in grouped.stdout
+    assert "gpu-n07 firmware/bios" not in grouped.stdout
+    expanded = run_plumb(lab.root, "plan", "--expand")
+    assert expanded.returncode == 0, expanded.stderr
+    bios = [line for line in expanded.stdout.splitlines() if " firmware/bios: " in line]
+    assert len(bios) == 32 and all(line.startswith("  gpu-n") for line in bios)
