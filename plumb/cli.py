@@ -12,20 +12,19 @@ import signal
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci.formats import FORMATS
-from ci.outcome import ValidateOutcome
-from intent.fleet import load_fleet
 from inventory.problems import InputError
 from plumb.app import PathArg, app, fleet_root, load_or_exit
-from plumb.schemas import FILE_KINDS, schema_for, write_schemas
-from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
-from policies.repo import load_repo_policies
 from reconciler.state.dbfile import StateError, state_file_error
+
+if TYPE_CHECKING:
+    from ci.outcome import ValidateOutcome
+
+# Only what every command needs is imported at start-up; the rest where it is used,
+# so `plumb --help` stays fast (see plumb/lazycli.py).
 
 
 def _prefix_for(root: Path) -> str:
@@ -42,6 +41,12 @@ def run_validation(
 ) -> ValidateOutcome:
     """Load the fleet and evaluate every policy (with ``against``, a snapshot file, also
     the policies over observed state); bad input becomes problems, not raises."""
+    from ci.outcome import ValidateOutcome
+    from intent.fleet import load_fleet
+    from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
+    from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
+    from policies.repo import load_repo_policies
+
     root = fleet_root(root)
     prefix = _prefix_for(root)
     try:
@@ -82,6 +87,8 @@ def validate(
 ) -> None:
     """Check a fleet repo by schema and by cross-object policy (and, --against a
     snapshot, the cabling the devices see)."""
+    from ci.formats import FORMATS
+
     if format not in FORMATS:
         typer.echo(f"error: unknown format {format!r} (choose from {', '.join(FORMATS)})", err=True)
         raise typer.Exit(2)
@@ -108,6 +115,8 @@ def schema(
     out: Annotated[Path | None, typer.Option(help="Write <kind>.schema.json files here.")] = None,
 ) -> None:
     """JSON Schema for each file kind (plumb, inventory, intent, waivers, rollout)."""
+    from plumb.schemas import FILE_KINDS, schema_for, write_schemas
+
     if out is None:
         typer.echo(json.dumps({kind: schema_for(kind) for kind in FILE_KINDS}, indent=2))
         return
@@ -162,6 +171,9 @@ def summary(path: PathArg = Path(".")) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
+    from policies.engine import BUILTIN
+
     fleet = load_or_exit(path)
     roles: dict[str, int] = {}
     for device in fleet.devices.values():
@@ -188,16 +200,5 @@ def summary(path: PathArg = Path(".")) -> None:
     Console().print(table)
 
 
-def _register_commands() -> None:
-    """Attach the command groups that live in their own modules."""
-    import plumb.cmd_rollback  # registers `plumb rollback` and `plumb pins`
-    import plumb.cmd_rollout  # noqa: F401  (registers `plumb rollout`)
-    from plumb import cmd_demo, cmd_reconcile, cmd_review, cmd_safety, cmd_snapshot  # noqa: F401
-    from plumb.cmd_lab import lab_app
-
-    app.add_typer(lab_app, name="lab")
-    app.add_typer(cmd_safety.audit_app, name="audit")
-    app.add_typer(cmd_safety.lease_app, name="lease")
-
-
-_register_commands()
+# The commands that live in their own modules are attached when first used: the table
+# in plumb/lazycli.py names them for `plumb --help`.

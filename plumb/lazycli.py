@@ -1,0 +1,142 @@
+"""The command table of ``plumb``, loaded on demand.
+
+``plumb --help`` lists every command from the table below without importing the
+modules that implement them (which pull in pydantic models, rich, git, numpy); a
+command's module is imported only when that command runs. A command a module
+registers but the table does not name still runs (every module is loaded to find
+it); a test keeps the table equal to what the modules register.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from typer import _click
+from typer._click.utils import make_default_short_help
+from typer.core import TyperGroup
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """A command (or command group) whose module is imported when it is used."""
+
+    module: str
+    summary: str  # the first paragraph of its help, as ``plumb --help`` shows it
+    group: str | None = None  # a typer sub-app the module defines but does not attach
+
+
+LAZY: dict[str, LazyCommand] = {
+    "plan": LazyCommand(
+        "plumb.cmd_reconcile",
+        "Observe the fleet and show what apply would change, in its safe order.",
+    ),
+    "apply": LazyCommand(
+        "plumb.cmd_reconcile",
+        "Apply the whole plan in its safe order; a second plan afterwards is empty.",
+    ),
+    "drift": LazyCommand(
+        "plumb.cmd_reconcile",
+        "Report fields whose observed value differs from intent (exit 2 when there is"
+        " drift, 1 when a device is unknown or the command fails).",
+    ),
+    "rollback": LazyCommand(
+        "plumb.cmd_rollback",
+        "Restore the recorded before-states, verify by re-observe, pin the fields.",
+    ),
+    "demo": LazyCommand(
+        "plumb.cmd_demo",
+        "Validate, then roll a QoS change and a firmware bundle out in canary waves on a"
+        " lab copy of ORION: a defect hidden in one stratum is caught, rolled back, pinned.",
+    ),
+    "snapshot": LazyCommand(
+        "plumb.cmd_snapshot",
+        "Observe every (selected) device and write a plumb.snapshot/v1 file for offline plans.",
+    ),
+    "review": LazyCommand(
+        "plumb.cmd_review",
+        "Review a change: intent moved, policies, plan and order, blast radius, rollout.",
+    ),
+    "freeze": LazyCommand(
+        "plumb.cmd_safety",
+        "Kill switch: refuse every write from now on; in-flight applies stop at the next device.",
+    ),
+    "unfreeze": LazyCommand("plumb.cmd_safety", "Lift the kill switch."),
+    "rollout": LazyCommand(
+        "plumb.cmd_rollout", "Rollouts: stratified canary waves within caps, bake and price."
+    ),
+    "pins": LazyCommand("plumb.cmd_rollback", "Rollback pins: fields held at their before-state."),
+    "lab": LazyCommand(
+        "plumb.cmd_lab",
+        "The lab fleet: a simulated fleet in SQLite, with fault injection.",
+        group="lab_app",
+    ),
+    "audit": LazyCommand(
+        "plumb.cmd_safety", "The append-only, hash-chained audit log.", group="audit_app"
+    ),
+    "lease": LazyCommand(
+        "plumb.cmd_safety", "The single-writer lease of the fleet.", group="lease_app"
+    ),
+}
+
+
+def load_command_module(name: str) -> None:
+    """Import the module behind the command ``name`` and attach its sub-app if needed."""
+    from plumb.app import app
+
+    entry = LAZY[name]
+    module = importlib.import_module(entry.module)
+    if entry.group is not None and all(g.name != name for g in app.registered_groups):
+        app.add_typer(getattr(module, entry.group), name=name)
+
+
+def load_all_commands() -> None:
+    """Import every command module (what the eager command line did at start-up)."""
+    for name in LAZY:
+        load_command_module(name)
+
+
+class LazyGroup(TyperGroup):
+    """The root group: commands of the table are built when first looked up."""
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        loaded = list(self.commands)
+        return loaded + [name for name in LAZY if name not in self.commands]
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        if cmd_name not in self.commands:
+            if cmd_name in LAZY:
+                load_command_module(cmd_name)
+            else:  # a command the table does not know yet: look everywhere
+                load_all_commands()
+            self._adopt_registered()
+        return self.commands.get(cmd_name)
+
+    def _adopt_registered(self) -> None:
+        """Build the click commands of everything now registered on the typer app."""
+        import typer.main
+
+        from plumb.app import app
+
+        for name, command in typer.main.get_group(app).commands.items():
+            self.commands.setdefault(name, command)
+
+    def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        """The command list of ``--help``, from the table for modules not yet imported."""
+        names = [
+            n
+            for n in self.list_commands(ctx)
+            if n not in self.commands or not self.commands[n].hidden
+        ]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is None:
+                rows.append((name, make_default_short_help(LAZY[name].summary, limit)))
+            else:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
