@@ -48,7 +48,8 @@ def rollout_plan_json(
         "rollout": spec.name,
         "spec_file": spec_file,
         "seed": spec.seed,
-        "drain": spec.drain,
+        "drain": spec.drain is not None,
+        "drain_via": None if spec.drain is None else spec.drain.via.value,
         "targets": {
             "select": spec.targets.select,
             "paths": list(spec.targets.paths),

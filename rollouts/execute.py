@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import random
+import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
 
-from inventory.problems import Location
 from reconciler import failpoint
 from reconciler.drivers.base import Outcome
 from reconciler.errors import DeviceError
@@ -42,7 +41,6 @@ from reconciler.select import neighbours
 from reconciler.settings import Owned, Scalar, State
 from reconciler.state.journal import (
     Lifecycle,
-    RolloutRow,
     RolloutStatus,
     TargetRow,
     TargetStatus,
@@ -50,7 +48,15 @@ from reconciler.state.journal import (
     WaveStatus,
 )
 from rollouts import lifecycle
+from rollouts.acceptance import run_hooks
 from rollouts.assess import assess_wave, measure_noise_floor
+from rollouts.draining import (
+    begin_wave_drain,
+    drain_nodes,
+    drain_record,
+    measured_stall,
+    return_nodes,
+)
 from rollouts.evidence import (
     Decision,
     Json,
@@ -62,9 +68,11 @@ from rollouts.evidence import (
 )
 from rollouts.judge import FaultCounts, MetricSamples
 from rollouts.judgeable import short_metrics
+from rollouts.nodes import Context, RolloutAborted, move, owner, stop_if_aborted
+from rollouts.nodes import load_context as load_context  # the commands load a rollout here
 from rollouts.runtime import Runtime, real_time
 from rollouts.sources import TimeWindow, collect
-from rollouts.spec import HardFault, RolloutSpec
+from rollouts.spec import HardFault
 from rollouts.topology import stalled_gangs
 
 WRITE_PATHS_NEEDING_REBOOT = ("firmware/",)
@@ -78,33 +86,6 @@ _OUTCOME_STATUS = {
 
 class RolloutStopped(Exception):
     """The kill switch or a lost lease stopped the rollout before a write."""
-
-
-class RolloutAborted(Exception):
-    """An operator aborted the rollout (``plumb rollout abort``) while it ran."""
-
-
-@dataclass(frozen=True)
-class Context:
-    """One rollout as the executor sees it."""
-
-    row: RolloutRow
-    spec: RolloutSpec
-
-    @property
-    def id(self) -> str:
-        return self.row.id
-
-
-def load_context(rt: Runtime, rollout: str) -> Context:
-    row = rt.db.journal.get(rollout)
-    if row is None:
-        raise KeyError(rollout)
-    return Context(row, RolloutSpec.model_validate(row.plan["spec"]))
-
-
-def owner(rollout: str, what: str) -> Location:
-    return Location(f"<rollout {rollout} {what}>", 0, 0)
 
 
 def needs_reboot(paths: Sequence[str]) -> bool:
@@ -124,27 +105,6 @@ def at(state: State | None, wanted: Mapping[str, Scalar]) -> bool:
     return state is not None and all(state.get(p) == v for p, v in wanted.items())
 
 
-# -- lifecycle --------------------------------------------------------------------------
-
-
-def move(rt: Runtime, ctx: Context, rows: Sequence[TargetRow], wanted: Lifecycle) -> None:
-    """Walk each drained target to ``wanted`` through allowed transitions, journaled
-    and audited step by step."""
-    paths = {
-        row.device: lifecycle.path_to(row.lifecycle, wanted)
-        for row in rows
-        if row.lifecycle is not Lifecycle.not_drained
-    }
-    for index in range(max((len(p) for p in paths.values()), default=0)):
-        groups: dict[Lifecycle, list[str]] = {}
-        for device, path in paths.items():
-            if index < len(path):
-                groups.setdefault(path[index], []).append(device)
-        for state, names in groups.items():
-            rt.db.journal.set_lifecycle(ctx.id, names, state)
-            rt.record("lifecycle", detail={"rollout": ctx.id, "to": state.value, "nodes": names})
-
-
 # -- the wave steps ---------------------------------------------------------------------
 
 
@@ -153,7 +113,10 @@ def _drain(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     if wave.drain_start is None:
         rt.db.journal.update_wave(ctx.id, wave.number, drain_start=rt.clock.now())
     rt.reporter.message(f"wave {wave.number}: draining {len(rows)} node(s)")
-    move(rt, ctx, rows, Lifecycle.maintenance)
+    begin_wave_drain(rt, ctx, wave, [r.device for r in rows])
+    record = drain_record(rt.db.journal.waves(ctx.id)[wave.number - 1])
+    assert record is not None and isinstance(record["started"], float)
+    drain_nodes(rt, ctx, rows, f"wave {wave.number}", record["started"])
     return WaveStatus.applying
 
 
@@ -337,8 +300,12 @@ def _accept(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
                 failures.setdefault(row.device, "after reboot the intended state is not in place")
         checks = rt.maintenance.acceptance([r.device for r in pending])
         failures.update({n: f for n, f in checks.items() if f})
+        failures.update(acceptance_tests(rt, ctx, wave.number, [r.device for r in pending]))
         passed = [r for r in pending if r.device not in failures]
         failed = [r for r in pending if r.device in failures]
+        for status in {r.status for r in failed}:  # keep the status, say why
+            names = [r.device for r in failed if r.status is status]
+            journal.set_targets(ctx.id, names, status, errors={n: failures[n] for n in names})
         move(rt, ctx, passed, Lifecycle.in_service)
         move(rt, ctx, failed, Lifecycle.repair)
         if failed:
@@ -346,23 +313,47 @@ def _accept(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
                 "decision",
                 detail={"rollout": ctx.id, "wave": wave.number, "acceptance_failed": failures},
             )
+        return_nodes(rt, ctx, journal.targets(ctx.id, wave.number), failures)
+        now = rt.clock.now()
+        measured = measured_stall(drain_record(journal.waves(ctx.id)[wave.number - 1]), time.time())
         rt.db.journal.update_wave(
             ctx.id,
             wave.number,
-            returned_at=rt.clock.now(),
-            stall_gpu_hours=_stall(rt, ctx, wave, rows, rt.clock.now()),
+            returned_at=now,
+            stall_gpu_hours=measured if measured is not None else _stall(rt, ctx, wave, rows, now),
         )
+    else:  # a crash after the journal moved the nodes, before the drainer heard of it
+        return_nodes(rt, ctx, rows, {r.device: r.error or "" for r in rows if r.error})
     return WaveStatus.baking
+
+
+def acceptance_tests(
+    rt: Runtime, ctx: Context, number: int, nodes: Sequence[str]
+) -> dict[str, str]:
+    """The spec's acceptance tests of the nodes' roles; outcomes journaled with the
+    wave (``evidence.acceptance``) and audited; node -> failure."""
+    outcomes = run_hooks(
+        rt.fleet,
+        ctx.spec.acceptance,
+        nodes,
+        local=rt.local_commands,
+        on_node=rt.node_commands,
+    )
+    if not outcomes:
+        return {}
+    rt.reporter.message(f"wave {number}: acceptance tests on {len(outcomes)} node(s)")
+    done = {n: o.to_dict() for n, o in outcomes.items()}
+    current = rt.db.journal.waves(ctx.id)[number - 1].evidence or {}
+    earlier = current.get("acceptance")
+    kept: dict[str, Json] = dict(earlier) if isinstance(earlier, dict) else {}
+    kept.update(done)
+    rt.db.journal.update_wave(ctx.id, number, evidence={**current, "acceptance": kept})
+    rt.record("acceptance", detail={"rollout": ctx.id, "wave": number, "nodes": done})
+    return {n: f for n, o in outcomes.items() if (f := o.failure) is not None}
 
 
 WAIT_SLICE_MINUTES = 0.25
 """A real-time wait checks this often whether an operator aborted the rollout."""
-
-
-def stop_if_aborted(rt: Runtime, ctx: Context) -> None:
-    current = rt.db.journal.get(ctx.id)
-    if current is not None and current.status is RolloutStatus.aborted:
-        raise RolloutAborted(current.reason or "aborted")
 
 
 def wait(rt: Runtime, ctx: Context, minutes: float) -> None:
@@ -520,7 +511,9 @@ def _assess(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
         targets=names,
     )
     assessment = _with_apply_outcomes(assessment, mine, seen)
+    kept = wave.evidence or {}
     detail: dict[str, Json] = {
+        **{k: kept[k] for k in ("drain", "acceptance") if k in kept},
         **assessment.to_dict(),
         "window": [window.start.isoformat(), window.end.isoformat()],
         "wave_targets": [r.device for r in own],

@@ -3,13 +3,14 @@
 ::
 
     in_service -> draining -> maintenance -> acceptance -> in_service
-                                   ^              |
+       ^------------'              ^              |
                                    |              v
                                    +--------- repair
 
-A node is written only in ``maintenance``; it returns to service only by passing
-acceptance, and a node that fails acceptance goes to ``repair`` (from where a
-rollback takes it back through maintenance and acceptance). Targets of a rollout that
+A node is written only in ``maintenance``; once there, it returns to service only by
+passing acceptance (a drain that never completed, the node never written, is given
+back: ``draining -> in_service``), and a node that fails acceptance goes to ``repair``
+(from where a rollback takes it back through maintenance and acceptance). Targets of a rollout that
 drains nothing (switch changes) are ``not_drained`` throughout.
 """
 
@@ -19,7 +20,7 @@ from reconciler.state.journal import Lifecycle
 
 ALLOWED: dict[Lifecycle, frozenset[Lifecycle]] = {
     Lifecycle.in_service: frozenset({Lifecycle.draining}),
-    Lifecycle.draining: frozenset({Lifecycle.maintenance}),
+    Lifecycle.draining: frozenset({Lifecycle.maintenance, Lifecycle.in_service}),
     Lifecycle.maintenance: frozenset({Lifecycle.acceptance}),
     Lifecycle.acceptance: frozenset({Lifecycle.in_service, Lifecycle.repair}),
     Lifecycle.repair: frozenset({Lifecycle.maintenance}),

@@ -120,7 +120,7 @@ def plan_changes(
                     sorted({p[Domain.dp_replica] for p in places if Domain.dp_replica in p})
                 ),
                 strata=tuple(s.id for s in strata.strata if set(s.members) & set(wave.targets)),
-                stall=wave_stall(wave.targets, seat_of, spec.price, drain=spec.drain),
+                stall=wave_stall(wave.targets, seat_of, spec.price, drain=spec.drains),
                 bake=size_bake(spec.bake, len(wave.targets)),
             )
         )
@@ -131,9 +131,9 @@ def plan_changes(
         waves=waves,
         reports=tuple(reports),
         coverage=coverage(strata, waves.canary),
-        total=total_stall((w.targets for w in waves.waves), seat_of, spec.price, drain=spec.drain),
-        lower_bound=lower_bound(targets, seat_of, spec.price, drain=spec.drain),
-        cap_bound=cap_bound(targets, seat_of, waves.limits, spec.price, drain=spec.drain),
+        total=total_stall((w.targets for w in waves.waves), seat_of, spec.price, drain=spec.drains),
+        lower_bound=lower_bound(targets, seat_of, spec.price, drain=spec.drains),
+        cap_bound=cap_bound(targets, seat_of, waves.limits, spec.price, drain=spec.drains),
         selected=tuple(selected),
         at_intent=tuple(at_intent),
         unknown=dict(unknown or {}),

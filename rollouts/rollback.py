@@ -16,6 +16,7 @@ the intent is fixed (``plumb pins release``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -30,19 +31,18 @@ from reconciler.state.journal import (
     TargetStatus,
     WaveStatus,
 )
+from rollouts.draining import drain_nodes, return_nodes
 from rollouts.execute import (
-    Context,
     RolloutStopped,
+    acceptance_tests,
     apply_through,
     at,
     drained_gang_gpus,
-    load_context,
-    move,
     needs_reboot,
     observe,
-    owner,
     pass_drain_time,
 )
+from rollouts.nodes import Context, load_context, move, owner
 from rollouts.runtime import Runtime
 from rollouts.spec import RollbackScope
 
@@ -153,7 +153,13 @@ def _restore(
     the others as they are."""
     journal = rt.db.journal
     if ctx.spec.drain:
-        move(rt, ctx, rows, Lifecycle.maintenance)
+        stuck = drain_nodes(
+            rt, ctx, rows, "rollback", time.time(), failed_status=TargetStatus.rollback_failed
+        )
+        report.failed.update(stuck)
+        rows = [r for r in rows if r.device not in stuck]
+        if not rows:
+            return
     journal.set_targets(ctx.id, [r.device for r in rows], TargetStatus.rolling_back)
     seen = observe(rt, [r.device for r in rows])
     befores = {r.device: dict(r.before or {}) for r in rows}
@@ -248,8 +254,10 @@ def _return_to_service(
     fresh = [r for r in journal.targets(ctx.id) if r.device in befores]
     move(rt, ctx, fresh, Lifecycle.acceptance)
     failures.update({n: f for n, f in rt.maintenance.acceptance(list(befores)).items() if f})
+    failures.update(acceptance_tests(rt, ctx, min(r.wave for r in rows), sorted(befores)))
     move(rt, ctx, [r for r in fresh if r.device not in failures], Lifecycle.in_service)
     move(rt, ctx, [r for r in fresh if r.device in failures], Lifecycle.repair)
+    return_nodes(rt, ctx, [r for r in journal.targets(ctx.id) if r.device in befores], failures)
     gpus = drained_gang_gpus(rt, befores)
     first = min(r.wave for r in rows)
     wave = journal.waves(ctx.id)[first - 1]

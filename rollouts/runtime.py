@@ -1,7 +1,9 @@
 """What a running rollout talks to, as protocols: the clock its bakes wait on, the
-maintenance hooks (reboot, acceptance) of the nodes it changes, and where it reports
-progress. :class:`Runtime` bundles them with the fleet, the drivers, the state
-database and the metrics sources; :mod:`rollouts.labruntime` provides the lab's.
+maintenance hooks (reboot, acceptance) of the nodes it changes, the drainer that takes
+nodes out of service and back (:mod:`rollouts.drain`), the command runners acceptance
+tests go through, and where it reports progress. :class:`Runtime` bundles them with
+the fleet, the drivers, the state database and the metrics sources;
+:mod:`rollouts.labruntime` provides the lab's.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from intent.fleet import Fleet
 from reconciler.loop import AuditSink, WriteGuard
 from reconciler.state.db import StateDB
 from reconciler.targets import Targets
+from rollouts.commands import CommandRunner, LocalCommands
+from rollouts.drain import Drainer, JournalDrainer
 from rollouts.spec import Source
 
 if TYPE_CHECKING:  # the sources import scipy: only a running rollout pays for it
@@ -109,6 +113,9 @@ class Runtime:
     maintenance: Maintenance
     sources: Mapping[Source, MetricsSource]
     reporter: Reporter = field(default_factory=QuietReporter)
+    drainer: Drainer = field(default_factory=JournalDrainer)
+    local_commands: CommandRunner = field(default_factory=LocalCommands)
+    node_commands: CommandRunner | None = None
     concurrency: int = 16
     confirm_within: float | None = 120.0
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     Field,
     ModelWrapValidatorHandler,
     StrictBool,
@@ -24,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from inventory.models import Name, Strict
+from inventory.models import Name, Role, Strict
 
 Probability = Annotated[StrictFloat, Field(gt=0.0, lt=1.0)]
 Attribute = Annotated[str, StringConstraints(pattern=r"^(label\.)?[a-z][a-z0-9_]{0,40}$")]
@@ -359,6 +360,76 @@ class Rollback(Strict):
     automatic: StrictBool = True
 
 
+class DrainVia(StrEnum):
+    """Who takes a node out of service: the scheduler, a site's commands, or nobody
+    (``lab``: the drain is a journal state only, for the lab fleet)."""
+
+    slurm = "slurm"
+    command = "command"
+    lab = "lab"
+
+
+class OnTimeout(StrEnum):
+    """What happens to jobs still running on a draining node when the wait is over."""
+
+    requeue = "requeue"
+    cancel = "cancel"
+
+
+CommandLine = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+"""A command line (split like a shell would, never run through one); ``{node}`` is the
+node's name and ``{reason}`` the drain reason."""
+
+
+class DrainCommands(Strict):
+    """A site's own drain: each command exits 0 on success."""
+
+    drain: CommandLine = Field(description="take {node} out of service, with {reason}")
+    drained: CommandLine = Field(description="exits 0 once no work runs on {node}")
+    resume: CommandLine = Field(description="return {node} to service")
+
+
+class Drain(Strict):
+    """How drained nodes leave and rejoin service (``drain: true`` is ``{via: lab}``)."""
+
+    via: DrainVia = DrainVia.lab
+    timeout_minutes: StrictFloat = Field(
+        60.0, ge=0.0, le=7 * 24 * 60.0, description="wait this long for running jobs to end"
+    )
+    on_timeout: OnTimeout = Field(
+        OnTimeout.requeue, description="then requeue or cancel the jobs still running (slurm)"
+    )
+    command: DrainCommands | None = Field(None, description="the commands of via: command")
+
+    @model_validator(mode="after")
+    def _commands_for_command(self) -> Drain:
+        if (self.via is DrainVia.command) != (self.command is not None):
+            raise ValueError("command: exactly when via is command")
+        return self
+
+
+def _drain_from_bool(value: object) -> object:
+    if value is True:
+        return {"via": DrainVia.lab.value}
+    if value is False:
+        return None
+    return value
+
+
+class AcceptanceRun(StrEnum):
+    node = "node"  # on the node, through its host driver (ansible)
+    local = "local"  # on the machine running plumb (a site's harness that reaches the node)
+
+
+class Acceptance(Strict):
+    """A node's acceptance test: exit 0 passes; ``key=value`` lines of its output are
+    kept as figures (bus bandwidth, diag results)."""
+
+    command: CommandLine = Field(description="e.g. all_reduce_perf -b 8G -e 8G; {node}")
+    timeout_seconds: StrictFloat = Field(600.0, gt=0.0, le=24 * 3600.0)
+    run: AcceptanceRun = AcceptanceRun.node
+
+
 class RolloutSpec(Strict):
     name: Name
     description: str | None = Field(None, max_length=2000)
@@ -367,11 +438,22 @@ class RolloutSpec(Strict):
     waves: Waves = Field(default_factory=Waves)
     caps: Caps = Field(default_factory=Caps)
     bake: Bake = Field(default_factory=Bake)
-    drain: StrictBool = False
+    drain: Annotated[
+        Drain | None,
+        BeforeValidator(_drain_from_bool, json_schema_input_type=Drain | StrictBool | None),
+    ] = Field(None, description="true, or {via: slurm | command | lab, ...}")
+    acceptance: dict[Role, Acceptance] = Field(
+        default_factory=dict, description="role -> the acceptance test its drained nodes pass"
+    )
     price: Price = Field(default_factory=Price)
     abort: Abort = Field(default_factory=Abort)
     rollback: Rollback = Field(default_factory=Rollback)
     seed: StrictInt = 0
+
+    @property
+    def drains(self) -> bool:
+        """Does the change take its nodes out of service?"""
+        return self.drain is not None
 
     @model_validator(mode="after")
     def _prometheus_configured(self) -> RolloutSpec:
@@ -379,6 +461,8 @@ class RolloutSpec(Strict):
             names = [m.name for m in self.abort.metrics if m.source is Source.prometheus]
             if names:
                 raise ValueError(f"{', '.join(names)}: source prometheus needs abort.prometheus")
+        if self.acceptance and not self.drains:
+            raise ValueError("acceptance: only a drained node runs acceptance (set drain)")
         return self
 
 

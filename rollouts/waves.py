@@ -83,7 +83,7 @@ def plan_waves(fleet: FleetShape, spec: RolloutSpec, strata: Stratification) -> 
     limits = Limits.of(spec.caps, len(fleet.devices))
     seat_of = seats(fleet, targets)
     rank = seeded_rank(targets, spec.seed)
-    canary = pick_canary(strata, spec.strata, limits, seat_of, rank, drain=spec.drain)
+    canary = pick_canary(strata, spec.strata, limits, seat_of, rank, drain=spec.drains)
     waves = [Wave(i + 1, True, tuple(w), len(w)) for i, w in enumerate(canary)]
     done = {t for w in canary for t in w}
     remaining = [t for t in sorted(targets, key=rank.__getitem__) if t not in done]

@@ -1,0 +1,185 @@
+"""Draining a wave's nodes for real, and returning them: the steps between the journal's
+node lifecycle and the drainer (:mod:`rollouts.drain`).
+
+::
+
+    in_service --claim--> draining --(jobs end | timeout: requeue/cancel)--> maintenance
+    acceptance --passed--> in_service (resumed)     acceptance --failed--> repair (held)
+
+A claim the drainer refuses (another actor drained the node) or a drain that never
+completes fails the target: it is not written, and a drain that did not take is given
+back. The wait is wall-clock time counted from the drain's journaled start, so a
+resumed rollout waits only for what is left. The jobs found on the nodes when the drain
+began are the gangs it stalls; they are journaled with the wave (``evidence.drain``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+from reconciler.state.journal import Lifecycle, TargetRow, TargetStatus, WaveRow
+from rollouts.drain import DrainError
+from rollouts.evidence import Json
+from rollouts.nodes import Context, move, stop_if_aborted
+from rollouts.runtime import Runtime
+from rollouts.slurmparse import jobs_on, plumb_reason
+from rollouts.spec import OnTimeout
+
+POLL_SECONDS = 0.5
+STOP_GRACE_MINUTES = 5.0
+"""After requeue/cancel, how long the jobs get to leave the nodes (Slurm's KillWait
+and epilogs) before the drain counts as failed."""
+
+
+def drain_record(wave: WaveRow) -> dict[str, Json] | None:
+    """The wave's journaled drain: ``{via, started, gangs}``, or None before it began."""
+    record = (wave.evidence or {}).get("drain")
+    return record if isinstance(record, dict) else None
+
+
+def begin_wave_drain(rt: Runtime, ctx: Context, wave: WaveRow, nodes: Sequence[str]) -> None:
+    """Journal the drain's start (wall-clock) and the scheduler's jobs on the nodes
+    (None: not asked, or it could not say), once: a resume keeps the first record."""
+    if drain_record(wave) is not None:
+        return
+    gangs: list[Json] | None
+    try:
+        found = rt.drainer.jobs(nodes)
+        gangs = None if found is None else [j.to_dict() for j in found]  # type: ignore[misc]
+    except DrainError as exc:
+        rt.reporter.message(f"wave {wave.number}: the scheduler's jobs are unknown: {exc}")
+        gangs = None
+    record: dict[str, Json] = {"via": rt.drainer.via.value, "started": time.time(), "gangs": gangs}
+    evidence = {**(wave.evidence or {}), "drain": record}
+    rt.db.journal.update_wave(ctx.id, wave.number, evidence=evidence)
+
+
+def drain_nodes(
+    rt: Runtime,
+    ctx: Context,
+    rows: Sequence[TargetRow],
+    what: str,
+    started: float,
+    *,
+    failed_status: TargetStatus = TargetStatus.failed,
+) -> dict[str, str]:
+    """Take ``rows`` to maintenance through the drainer; returns the nodes that could
+    not be drained, with why (their targets get ``failed_status`` and are not written)."""
+    spec = ctx.spec.drain
+    assert spec is not None
+    journal = rt.db.journal
+    fresh = [r for r in rows if r.lifecycle is Lifecycle.in_service]
+    claims = rt.drainer.claim(ctx.id, [r.device for r in fresh], plumb_reason(ctx.id, what))
+    failed = {n: f"not drained: {why}" for n, why in claims.items() if why is not None}
+    move(rt, ctx, [r for r in fresh if r.device not in failed], Lifecycle.draining)
+    waiting = [
+        r.device
+        for r in journal.targets(ctx.id)
+        if r.device in {x.device for x in rows} and r.lifecycle is Lifecycle.draining
+    ]
+    stuck = _wait_drained(rt, ctx, waiting, started + spec.timeout_minutes * 60.0, spec.on_timeout)
+    failed.update(stuck)
+    if stuck:
+        rt.drainer.release(ctx.id, sorted(stuck))
+        move(rt, ctx, [r for r in rows if r.device in stuck], Lifecycle.in_service)
+    if failed:
+        journal.set_targets(ctx.id, failed, failed_status, errors=failed)
+        rt.record("lifecycle", detail={"rollout": ctx.id, "not_drained": dict(failed)})
+    done = journal.targets(ctx.id)
+    move(
+        rt,
+        ctx,
+        [r for r in done if r.device in set(waiting) - set(stuck)],
+        Lifecycle.maintenance,
+    )
+    return failed
+
+
+def _wait_drained(
+    rt: Runtime, ctx: Context, nodes: Sequence[str], deadline: float, how: OnTimeout
+) -> dict[str, str]:
+    """Poll until every node runs no work; past ``deadline`` stop the jobs still on
+    them (``how``) and give them a grace; returns the nodes that never drained."""
+    left = list(nodes)
+    stop_by: float | None = None
+    announced = False
+    while left:
+        stop_if_aborted(rt, ctx)
+        try:
+            state = rt.drainer.drained(ctx.id, left)
+        except DrainError as exc:
+            rt.reporter.message(f"drain: cannot read the nodes' state: {exc}")
+            state = {}
+        left = [n for n in left if not state.get(n)]
+        now = time.time()
+        if not left:
+            break
+        if not announced:
+            rt.reporter.message(f"waiting for the jobs on {len(left)} node(s) to end")
+            announced = True
+        if stop_by is None and now >= deadline:
+            _stop_jobs(rt, ctx, left, how)
+            stop_by = now + STOP_GRACE_MINUTES * 60.0
+        elif stop_by is not None and now >= stop_by:
+            return dict.fromkeys(
+                left, f"still running work {STOP_GRACE_MINUTES:g} min after {how.value}"
+            )
+        time.sleep(POLL_SECONDS)
+    return {}
+
+
+def _stop_jobs(rt: Runtime, ctx: Context, nodes: Sequence[str], how: OnTimeout) -> None:
+    try:
+        jobs = jobs_on(rt.drainer.jobs(nodes) or [], nodes)
+    except DrainError as exc:
+        rt.reporter.message(f"drain timed out; the jobs are unknown: {exc}")
+        return
+    results = rt.drainer.stop_jobs(jobs, how)
+    rt.reporter.message(
+        f"drain timed out: {how.value} job(s) " + ", ".join(str(j.id) for j in jobs)
+    )
+    rt.record(
+        "lifecycle",
+        detail={
+            "rollout": ctx.id,
+            "drain_timeout": how.value,
+            "jobs": {str(k): v for k, v in results.items()},
+        },
+    )
+
+
+def return_nodes(
+    rt: Runtime, ctx: Context, rows: Sequence[TargetRow], failures: Mapping[str, str]
+) -> None:
+    """Nodes in service per the journal go back to the scheduler (only this rollout's
+    drains are resumed: idempotent after a crash); nodes in repair stay drained, the
+    reason saying why."""
+    in_service = [r.device for r in rows if r.lifecycle is Lifecycle.in_service]
+    repair = [r.device for r in rows if r.lifecycle is Lifecycle.repair]
+    problems: dict[str, str] = {}
+    if in_service:
+        released = rt.drainer.release(ctx.id, in_service)
+        problems.update({n: f"resume failed: {e}" for n, e in released.items() if e})
+    for node in repair:
+        why = failures.get(node, "acceptance failed")
+        held = rt.drainer.hold(ctx.id, [node], plumb_reason(ctx.id, f"repair: {why}"[:200]))
+        problems.update({n: f"hold for repair failed: {e}" for n, e in held.items() if e})
+    if problems:
+        rt.reporter.message("; ".join(f"{n}: {e}" for n, e in sorted(problems.items())))
+        rt.record("lifecycle", detail={"rollout": ctx.id, "drainer_problems": problems})
+
+
+def measured_stall(record: Mapping[str, Json] | None, now: float) -> float | None:
+    """GPU-hours the scheduler's jobs on the wave's nodes stood still: each job's GPUs
+    from the drain's start to ``now`` (wall-clock); None when the scheduler was not asked."""
+    if record is None:
+        return None
+    started, gangs = record.get("started"), record.get("gangs")
+    if not isinstance(started, (int, float)) or not isinstance(gangs, list):
+        return None
+    gpus = 0
+    for gang in gangs:
+        count = gang.get("gpus") if isinstance(gang, dict) else None
+        gpus += count if isinstance(count, int) else 0
+    return float(gpus) * max(0.0, now - float(started)) / 3600.0
