@@ -8,7 +8,9 @@ hear nobody. Every look-up is an index hit (:meth:`CablingIndex.at`), never a sc
 pairs.
 
 Matching: the system name matches a device on its first label (``leaf-r0.example.net``
-is ``leaf-r0``), case-insensitively; the port matches exactly, except that a host port
+is ``leaf-r0``), case-insensitively; a port id that is one of the neighbour's observed
+port aliases (SONiC advertises ``etp1`` for ``Ethernet0``) stands for that port; the
+port matches exactly, except that a host port
 reported as a MAC cannot be told apart and matches on the system alone. Management
 ports (``Management1``, ``eth0`` on a switch) are out of scope.
 """
@@ -108,9 +110,33 @@ def _uncabled(fleet: Fleet, name: str, port: str, heard: Heard) -> Finding:
     )
 
 
-def _check_switch(fleet: Fleet, name: str, state: Mapping[str, object]) -> Iterator[Finding]:
+def port_aliases(observed: ObservedStates) -> dict[str, dict[str, str]]:
+    """Per device, alias -> port name, from ``interfaces/<port>/alias``: SONiC's LLDP
+    agent advertises a port's alias (``etp1``) as its port id, not its name."""
+    aliases: dict[str, dict[str, str]] = {}
+    for name, state in observed.items():
+        for path, value in state.items():
+            if path.startswith("interfaces/") and path.endswith("/alias") and value:
+                port = path[len("interfaces/") : -len("/alias")]
+                aliases.setdefault(name.casefold(), {})[str(value)] = port
+    return aliases
+
+
+def _resolved(heard: Heard, aliases: Mapping[str, Mapping[str, str]]) -> Heard:
+    port = aliases.get(heard.device, {}).get(heard.port)
+    return heard if port is None else Heard(heard.system, port)
+
+
+def _check_switch(
+    fleet: Fleet,
+    name: str,
+    state: Mapping[str, object],
+    aliases: Mapping[str, Mapping[str, str]],
+) -> Iterator[Finding]:
     cabled = fleet.cabling.ports(name)
     heard = heard_on(state)
+    if heard is not None:
+        heard = {port: _resolved(h, aliases) for port, h in heard.items()}
     if heard is None:
         if cabled:
             yield Finding(
@@ -139,7 +165,8 @@ def _check_switch(fleet: Fleet, name: str, state: Mapping[str, object]) -> Itera
     "right.",
 )
 def lldp_mismatch(fleet: Fleet, observed: ObservedStates) -> Iterator[Finding]:
+    aliases = port_aliases(observed)
     for name in sorted(observed):
         device = fleet.devices.get(name)
         if device is not None and device.role.is_switch:
-            yield from _check_switch(fleet, name, observed[name])
+            yield from _check_switch(fleet, name, observed[name], aliases)

@@ -222,13 +222,17 @@ def _interfaces(db: Mapping[str, Any], port: str) -> dict[str, Scalar]:
     ipv4 = [a for a in addresses if ":" not in a]
     switched = any(k.endswith(f"|{port}") for k in table(db, "VLAN_MEMBER"))
     prefix = f"interfaces/{port}"
-    return {
+    out: dict[str, Scalar] = {
         f"{prefix}/mtu": int(fields.get("mtu", DEFAULT_MTU)),
         f"{prefix}/address": ipv4[0] if ipv4 else None,
         f"{prefix}/mode": "switched" if switched else "routed",
         f"{prefix}/pfc_priorities": ",".join(map(str, pfc_priorities(db, port))),
         f"{prefix}/description": str(fields.get("description", "")),
     }
+    if fields.get("alias"):
+        # lldpmgrd advertises the alias as the port id: the neighbour hears this name
+        out[f"{prefix}/alias"] = str(fields["alias"])
+    return out
 
 
 def _qos(spaces: Mapping[str, ConfigDb], ports: Mapping[str, str]) -> dict[str, Scalar]:

@@ -154,6 +154,26 @@ def test_neighbour_on_uncabled_port_is_found_at_the_device(
     assert places(violation)[1] == at(orion, LINKS, "{a: gpu-n09, a_port: eth2,")
 
 
+def test_a_sonic_neighbours_port_alias_stands_for_its_port(
+    fleet: Fleet, store: LabStore
+) -> None:
+    """SONiC's LLDP agent advertises a port's alias: leaf-r0:Ethernet34 hears spine-1 on
+    ``etp2``; with spine-1 observed to call Ethernet2 ``etp2`` that is the inventory
+    cable, and an alias naming another port is still caught."""
+    states = snapshot(store)
+    assert states["leaf-r0"]["lldp/Ethernet34/port"] == "Ethernet2"
+    states["leaf-r0"]["lldp/Ethernet34/port"] = "etp2"
+    states["spine-1"]["interfaces/Ethernet2/alias"] = "etp2"
+    states["spine-1"]["interfaces/Ethernet3/alias"] = "etp3"
+    assert flagged(check(fleet, states), POLICY) == []
+    states["leaf-r0"]["lldp/Ethernet34/port"] = "etp3"
+    (violation,) = flagged(check(fleet, states), POLICY)
+    assert violation.message.endswith("but LLDP sees spine-1 on Ethernet3")
+    del states["spine-1"]["interfaces/Ethernet3/alias"]
+    (violation,) = flagged(check(fleet, states), POLICY)
+    assert violation.message.endswith("but LLDP sees spine-1 on etp3")
+
+
 def test_fqdn_and_host_mac_port_ids_match(fleet: Fleet, store: LabStore) -> None:
     """An FQDN system name matches on its first label; a host reporting a MAC matches on
     the system name alone."""
