@@ -15,7 +15,7 @@ Every field of a settings patch is optional: absent means "not set at this scope
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictInt, StringConstraints, field_validator, model_validator
 
@@ -249,11 +249,48 @@ class Defaults(Strict):
     link_speed_gbps: StrictInt = Field(400, gt=0, le=1600)
 
 
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+
+
+class StateConfig(Strict):
+    """Where the fleet's lease, freeze, audit log, rollout journal and pins live.
+
+    ``sqlite`` (the default) is one embedded file, by default ``<state_dir>/plumb.db``;
+    ``path`` may put it elsewhere, outside the repo too. ``postgresql`` is one database
+    shared by every clone and CI; its URL (which may hold a password) is never written
+    here: it comes from the environment variable ``url_env`` or, when that is unset,
+    from ``url_file``, a file only its owner may read (mode 0600)."""
+
+    backend: Literal["sqlite", "postgresql"] = "sqlite"
+    path: str | None = Field(None, min_length=1, max_length=4096)
+    url_env: EnvName = "PLUMB_STATE_URL"
+    url_file: str | None = Field(None, min_length=1, max_length=4096)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_url_in_yaml(cls, data: object) -> object:
+        if isinstance(data, dict) and ("url" in data or "dsn" in data):
+            raise ValueError(
+                "the state database URL is never written in plumb.yaml (it may hold a"
+                " password): name an environment variable (url_env) or a 0600 file (url_file)"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _options_of_the_backend(self) -> StateConfig:
+        if self.backend == "postgresql" and self.path is not None:
+            raise ValueError("path is for the sqlite backend; postgresql takes url_env/url_file")
+        if self.backend == "sqlite" and self.url_file is not None:
+            raise ValueError("url_file is for the postgresql backend; sqlite takes path")
+        return self
+
+
 class PlumbConfig(Strict):
     """``plumb.yaml`` at the root of a fleet repo."""
 
     fleet: Name
     state_dir: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._/-]{1,200}$")] = ".plumb"
+    state: StateConfig = Field(default_factory=StateConfig)
     defaults: Defaults = Field(default_factory=Defaults)
     description: str | None = Field(None, max_length=2000)
     ownership: tuple[ExternalOwner, ...] = ()
@@ -284,6 +321,7 @@ __all__ = [
     "PlumbConfig",
     "QosSettings",
     "Selector",
+    "StateConfig",
     "Waiver",
     "WaiversFile",
 ]

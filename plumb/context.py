@@ -15,7 +15,8 @@ from typing import Any
 from ci.gitrepo import repo_state
 from intent.fleet import Fleet
 from plumb.app import load_or_exit
-from reconciler.state.db import StateDB, open_state_db
+from reconciler.state.db import StateDB
+from reconciler.state.location import open_fleet_state
 from reconciler.targets import Targets
 
 
@@ -49,7 +50,7 @@ class FleetContext:
     @property
     def db(self) -> StateDB:
         if self._db is None:
-            self._db = open_state_db(self.state_dir / "plumb.db")
+            self._db = open_fleet_state(self.fleet.root, self.fleet.config)
         return self._db
 
     def targets(self) -> Targets:

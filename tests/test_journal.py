@@ -1,14 +1,17 @@
 """The rollout journal in the state database: before-states are written once and
-guarded by the schema, writes need a recorded before-state, pins become plan holds."""
+guarded by the schema, writes need a recorded before-state, pins become plan holds; on
+both backends (a SQLite file and a real PostgreSQL database)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from reconciler.state.db import StateDB, open_state_db
+from reconciler.state.db import StateDB
 from reconciler.state.journal import (
     JournalError,
     Lifecycle,
@@ -18,11 +21,17 @@ from reconciler.state.journal import (
     RolloutStatus,
     TargetStatus,
 )
+from reconciler.state.location import open_state
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> StateDB:
-    return open_state_db(tmp_path / "plumb.db")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateDB]:
+    if request.param == "sqlite":
+        location = str(tmp_path / "plumb.db")
+    else:
+        location = str(request.getfixturevalue("pg_url"))
+    with open_state(location) as state:
+        yield state
 
 
 def _rollout(db: StateDB) -> str:
@@ -64,13 +73,23 @@ def test_before_state_is_recorded_once(db: StateDB) -> None:
     assert n2.before is None and n2.status is TargetStatus.pending
 
 
-def test_the_schema_refuses_to_change_a_recorded_before_state(db: StateDB, tmp_path: Path) -> None:
+def test_the_schema_refuses_to_change_a_recorded_before_state(db: StateDB) -> None:
+    """Even a raw client of the database cannot change a recorded before-state."""
     rollout = _rollout(db)
     db.journal.record_before(rollout, {"n1": {"firmware/bios": "1"}})
-    raw = sqlite3.connect(tmp_path / "plumb.db")
-    with pytest.raises(sqlite3.IntegrityError, match="never changed"):
-        raw.execute("UPDATE rollout_target SET before = '{}' WHERE device = 'n1'")
-    raw.close()
+    update = "UPDATE rollout_target SET before = '{}' WHERE device = 'n1'"
+    if db.dialect == "sqlite":
+        raw = sqlite3.connect(str(db.path))
+        with pytest.raises(sqlite3.IntegrityError, match="never changed"):
+            raw.execute(update)
+        raw.close()
+    else:
+        with (
+            psycopg.connect(db.url, autocommit=True) as conn,
+            pytest.raises(psycopg.IntegrityError, match="never changed"),
+        ):
+            conn.execute(update)
+    assert db.journal.targets(rollout)[0].before == {"firmware/bios": "1"}
 
 
 def test_no_write_without_a_before_state(db: StateDB) -> None:

@@ -20,6 +20,7 @@ EDGE_OWNERS = {
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
     "git": ["ci/gitrepo.py", "ci/gitrev.py", "rollouts/gitpin.py"],
     "sqlite3": ["reconciler/state/*.py"],
+    "psycopg": ["reconciler/state/pg*.py"],
     "urllib": ["rollouts/sources/prometheus.py"],
 }
 

@@ -1,5 +1,6 @@
 """The fleet's control database: single-writer lease with fencing, the freeze switch and
-the hash-chained audit log, on real SQLite files and, where it matters, real processes."""
+the hash-chained audit log, on both backends (real SQLite files and a real PostgreSQL
+server) and, where it matters, real processes."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +28,7 @@ from reconciler.state import db as db_module
 from reconciler.state.audit import GENESIS, AuditFault, AuditKind, row_hash
 from reconciler.state.db import MIGRATIONS, SchemaTooNew, StateBusy, StateDB, open_state_db
 from reconciler.state.lease import LeaseHeld, LeaseToken
+from reconciler.state.location import open_state
 
 ROOT = Path(__file__).resolve().parent.parent
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -44,10 +47,26 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh state on each backend: a SQLite file path, or an empty PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / ".plumb" / "plumb.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
 @pytest.fixture
-def db(tmp_path: Path, clock: FakeClock) -> Iterator[StateDB]:
-    with open_state_db(tmp_path / ".plumb" / "plumb.db", clock=clock) as state:
+def db(location: str, clock: FakeClock) -> Iterator[StateDB]:
+    with open_state(location, clock=clock) as state:
         yield state
+
+
+def where(db: StateDB) -> str:
+    """What another process opens to reach the same state as ``db``."""
+    return str(getattr(db, "url", db.path))
+
+
+INTEGRITY = (sqlite3.IntegrityError, psycopg.IntegrityError)
 
 
 def run_python(code: str, *args: str) -> subprocess.Popen[str]:
@@ -68,6 +87,21 @@ def tamper(path: Path, *statements: str) -> None:
         for statement in statements:
             conn.execute(statement)
     conn.close()
+
+
+def behind_plumbs_back(db: StateDB, *statements: str) -> None:
+    """Run ``statements`` on ``db``'s state with the database's own client, not plumb."""
+    if db.dialect == "sqlite":
+        assert db.path is not None
+        tamper(db.path, *statements)
+        return
+    with psycopg.connect(where(db), autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def drop_trigger(db: StateDB, name: str) -> str:
+    return f"DROP TRIGGER {name}" + (" ON audit" if db.dialect == "postgresql" else "")
 
 
 def fill_audit(db: StateDB, count: int) -> None:
@@ -163,9 +197,9 @@ def test_second_process_is_refused_at_once(db: StateDB) -> None:
         """
         import sys, time
         from pathlib import Path
-        from reconciler.state.db import open_state_db
+        from reconciler.state.location import open_state
         from reconciler.state.lease import LeaseHeld
-        with open_state_db(Path(sys.argv[1])) as db:
+        with open_state(sys.argv[1]) as db:
             started = time.monotonic()
             try:
                 db.lease.acquire("bob@other pid 7", "apply")
@@ -173,7 +207,7 @@ def test_second_process_is_refused_at_once(db: StateDB) -> None:
                 print(f"{time.monotonic() - started:.3f}", exc)
                 sys.exit(3)
         """,
-        str(db.path),
+        where(db),
     )
     out, err = child.communicate(timeout=30)
     assert child.returncode == 3, err
@@ -182,17 +216,17 @@ def test_second_process_is_refused_at_once(db: StateDB) -> None:
     assert "alice@host pid 123" in message and "since 2026-12-01T09:00:00" in message
 
 
-def test_processes_racing_for_the_lease_exactly_one_wins(tmp_path: Path) -> None:
+def test_processes_racing_for_the_lease_exactly_one_wins(location: str, tmp_path: Path) -> None:
     """Of several processes acquiring at the same moment, exactly one gets the lease."""
-    path = tmp_path / "plumb.db"
-    open_state_db(path).close()
+    path = location
+    open_state(path).close()
     go = tmp_path / "go"
     code = """
         import sys, time
         from pathlib import Path
-        from reconciler.state.db import open_state_db
+        from reconciler.state.location import open_state
         from reconciler.state.lease import LeaseHeld
-        with open_state_db(Path(sys.argv[1])) as db:
+        with open_state(sys.argv[1]) as db:
             while not Path(sys.argv[2]).exists():
                 time.sleep(0.005)
             try:
@@ -447,16 +481,16 @@ def test_appends_from_eight_threads_keep_the_chain(db: StateDB) -> None:
     assert verdict.ok and verdict.rows == verdict.head_seq == 320
 
 
-def test_appends_from_two_processes_keep_the_chain(tmp_path: Path) -> None:
-    """Two processes appending to the same file serialise into one unbroken chain."""
-    path = tmp_path / "plumb.db"
-    open_state_db(path).close()
+def test_appends_from_two_processes_keep_the_chain(location: str, tmp_path: Path) -> None:
+    """Two processes appending to the same state serialise into one unbroken chain."""
+    path = location
+    open_state(path).close()
     go = tmp_path / "go"
     code = """
         import sys, time
         from pathlib import Path
-        from reconciler.state.db import open_state_db
-        with open_state_db(Path(sys.argv[1])) as db:
+        from reconciler.state.location import open_state
+        with open_state(sys.argv[1]) as db:
             while not Path(sys.argv[2]).exists():
                 time.sleep(0.005)
             for i in range(150):
@@ -468,7 +502,7 @@ def test_appends_from_two_processes_keep_the_chain(tmp_path: Path) -> None:
     for writer in writers:
         _, err = writer.communicate(timeout=60)
         assert writer.returncode == 0, err
-    with open_state_db(path) as db:
+    with open_state(path) as db:
         verdict = db.audit.verify()
         assert verdict.ok and verdict.rows == verdict.head_seq == 300
         for n in range(2):
@@ -477,22 +511,23 @@ def test_appends_from_two_processes_keep_the_chain(tmp_path: Path) -> None:
 
 
 def test_update_and_delete_are_refused(db: StateDB) -> None:
-    """The triggers refuse UPDATE and DELETE on the audit table, even from raw sqlite3."""
+    """The triggers refuse UPDATE and DELETE on the audit table, even from a raw client."""
     fill_audit(db, 3)
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        tamper(db.path, "UPDATE audit SET after = '1500' WHERE seq = 2")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        tamper(db.path, "DELETE FROM audit WHERE seq = 2")
+    with pytest.raises(INTEGRITY, match="append-only"):
+        behind_plumbs_back(db, "UPDATE audit SET after = '1500' WHERE seq = 2")
+    with pytest.raises(INTEGRITY, match="append-only"):
+        behind_plumbs_back(db, "DELETE FROM audit WHERE seq = 2")
+    if db.dialect == "postgresql":
+        with pytest.raises(INTEGRITY, match="append-only"):
+            behind_plumbs_back(db, "TRUNCATE audit")
     assert db.audit.verify().ok
 
 
 def test_verify_names_an_edited_row(db: StateDB) -> None:
     """Editing row 7's ``after`` (triggers dropped) is reported as seq 7's hash mismatch."""
     fill_audit(db, 12)
-    tamper(
-        db.path,
-        "DROP TRIGGER audit_no_update",
-        "UPDATE audit SET after = '1500' WHERE seq = 7",
+    behind_plumbs_back(
+        db, drop_trigger(db, "audit_no_update"), "UPDATE audit SET after = '1500' WHERE seq = 7"
     )
     verdict = db.audit.verify()
     assert not verdict.ok
@@ -503,17 +538,17 @@ def test_verify_names_an_edited_row(db: StateDB) -> None:
 def test_verify_names_a_rehashed_row_by_its_broken_link(db: StateDB) -> None:
     """Editing a row and recomputing its hash leaves it self-consistent but breaks seq 8's link."""
     fill_audit(db, 10)
-    conn = sqlite3.connect(db.path)
-    conn.row_factory = sqlite3.Row
-    row = dict(conn.execute("SELECT * FROM audit WHERE seq = 7").fetchone())
-    conn.close()
+    with db.reading() as conn:
+        cursor = conn.execute("SELECT * FROM audit WHERE seq = 7")
+        names = [column[0] for column in cursor.description]
+        row = dict(zip(names, cursor.fetchone(), strict=True))
     prev_hash = row.pop("prev_hash")
     del row["hash"]
     row["after"] = "1500"
     forged = row_hash(row, prev_hash)
-    tamper(
-        db.path,
-        "DROP TRIGGER audit_no_update",
+    behind_plumbs_back(
+        db,
+        drop_trigger(db, "audit_no_update"),
         f"UPDATE audit SET after = '1500', hash = '{forged}' WHERE seq = 7",
     )
     verdict = db.audit.verify()
@@ -523,7 +558,7 @@ def test_verify_names_a_rehashed_row_by_its_broken_link(db: StateDB) -> None:
 def test_verify_names_a_deleted_row_as_a_gap(db: StateDB) -> None:
     """Deleting row 7 (triggers dropped) is reported as a gap at seq 8."""
     fill_audit(db, 10)
-    tamper(db.path, "DROP TRIGGER audit_no_delete", "DELETE FROM audit WHERE seq = 7")
+    behind_plumbs_back(db, drop_trigger(db, "audit_no_delete"), "DELETE FROM audit WHERE seq = 7")
     verdict = db.audit.verify()
     assert [(p.seq, p.fault) for p in verdict.problems] == [(8, AuditFault.gap)]
     assert "seq 7 missing" in str(verdict.problems[0])

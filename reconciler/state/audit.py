@@ -4,8 +4,10 @@ result, decision, lease and freeze event, and rollback, in the order it happened
 Each row's ``hash`` is the sha256 of the canonical JSON of the row, ``prev_hash``
 included, and ``prev_hash`` is the previous row's ``hash`` (64 zeros for the first), so
 changing, removing or reordering a row breaks the chain and :meth:`Audit.verify` names
-the row. SQLite triggers refuse UPDATE and DELETE; the chain catches what gets past them
-(someone who drops the triggers, or edits the file). Values of fields named like
+the row. Triggers refuse UPDATE and DELETE (and, on PostgreSQL, TRUNCATE); the chain
+catches what gets past them (someone who drops the triggers, or edits the file). Appends
+run in the database's single-writer transaction, so concurrent writers, threads or
+processes or clones on other hosts, still make one chain. Values of fields named like
 secrets are refused outright: the log is read by many and kept forever.
 """
 
@@ -203,10 +205,14 @@ class Audit:
         problems: list[AuditProblem] = []
         prev_seq, prev_hash, rows = 0, GENESIS, 0
         with self._db.reading() as conn:
-            cursor = conn.execute(
-                f"SELECT {_AS_BLOBS}, CAST(prev_hash AS BLOB), CAST(hash AS BLOB)"
-                " FROM audit ORDER BY seq"
+            # SQLite keeps whatever bytes a column was given: read them raw and say so if
+            # they are no text. PostgreSQL refuses bytes that are not UTF-8 on the way in.
+            columns = (
+                f"{_AS_BLOBS}, CAST(prev_hash AS BLOB), CAST(hash AS BLOB)"
+                if self._db.dialect == "sqlite"
+                else f"{_COLUMNS}, prev_hash, hash"
             )
+            cursor = conn.execute(f"SELECT {columns} FROM audit ORDER BY seq")
             names = [*_COLUMNS.split(", "), "prev_hash", "hash"]
             for values in cursor:
                 row, undecodable = _decoded(dict(zip(names, values, strict=True)))
@@ -239,13 +245,8 @@ class Audit:
                         )
                     )
                 prev_seq, prev_hash = seq, stored_hash
-            present = {
-                name
-                for (name,) in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'"
-                )
-            }
-        missing_guards = tuple(name for name in GUARD_TRIGGERS if name not in present)
+        present = self._db.audit_guards()
+        missing_guards = tuple(n for n in self._db.audit_guard_names if n not in present)
         return AuditVerdict(rows, prev_seq, prev_hash, tuple(problems), missing_guards)
 
 

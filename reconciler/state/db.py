@@ -26,7 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.state.audit import Audit
+from reconciler.errors import FencedOut
+from reconciler.state.audit import GUARD_TRIGGERS, Audit
+from reconciler.state.conn import Conn
 from reconciler.state.dbfile import (
     SchemaTooNew,
     StateBusy,
@@ -34,6 +36,7 @@ from reconciler.state.dbfile import (
     StateError,
     StateFull,
     StateReadOnly,
+    StateUnreachable,
     connect_read_only,
     create_atomically,
     damaged,
@@ -104,6 +107,7 @@ __all__ = [
     "StateError",
     "StateFull",
     "StateReadOnly",
+    "StateUnreachable",
     "open_state_db",
 ]
 
@@ -113,12 +117,19 @@ def utc_now() -> datetime:
 
 
 class StateDB:
-    """One connection to ``plumb.db``, shared by threads behind a lock."""
+    """One connection to the fleet's state, shared by threads behind a lock.
+
+    This class is the SQLite backend; :class:`~reconciler.state.pgdb.PgStateDB` is the
+    PostgreSQL one. Both hand out the same ``.lease``, ``.freeze``, ``.audit`` and
+    ``.journal``, whose statements run unchanged on either."""
+
+    dialect = "sqlite"
+    audit_guard_names: tuple[str, ...] = GUARD_TRIGGERS
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
-        path: Path,
+        conn: Conn,
+        path: Path | None,
         clock: Callable[[], datetime],
         *,
         read_only_reason: str | None = None,
@@ -133,41 +144,64 @@ class StateDB:
         self.freeze = Freeze(self, self.audit)
         self.journal = Journal(self)
 
+    @property
+    def location(self) -> str:
+        """Where the state lives, for messages (a file, or a URL without its password)."""
+        return str(self.path)
+
     def now(self) -> datetime:
         """The current time in UTC (from the clock given to :func:`open_state_db`)."""
         return self._clock().astimezone(UTC)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``); nested calls join the outer one."""
+    def transaction(self) -> Iterator[Conn]:
+        """A write transaction that excludes every other writer for its length (SQLite's
+        ``BEGIN IMMEDIATE``); nested calls join the outer one."""
         with self._lock:
             if self._conn.in_transaction:
                 yield self._conn
                 return
             if self.read_only_reason is not None:
-                raise read_only(self.path, self.read_only_reason)
+                raise read_only(Path(self.location), self.read_only_reason)
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
+                self._begin()
                 try:
                     yield self._conn
                 except BaseException:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
+                    self._rollback()
                     raise
                 self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise translate(self.path, exc, BUSY_TIMEOUT_MS / 1000) from exc
+            except Exception as exc:
+                error = self._translate(exc)
+                if error is None:
+                    raise
+                self._rollback()
+                raise error from exc
 
     @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Iterator[Conn]:
         """The connection, held for this thread, for statements that only read."""
         with self._lock:
             try:
                 yield self._conn
-            except sqlite3.Error as exc:
-                raise translate(self.path, exc, BUSY_TIMEOUT_MS / 1000) from exc
+            except Exception as exc:
+                error = self._translate(exc)
+                if error is None:
+                    raise
+                raise error from exc
+
+    def _begin(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def _rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def _translate(self, exc: Exception) -> StateError | None:
+        """The :class:`StateError` for a database error; None for any other exception."""
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        return translate(Path(self.location), exc, BUSY_TIMEOUT_MS / 1000)
 
     def make_room(self) -> None:
         """Move the write-ahead log into the database and truncate it: on a full disk this
@@ -176,10 +210,22 @@ class StateDB:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def check_write(self, token: LeaseToken) -> None:
-        """Raise ``Frozen`` or ``FencedOut`` unless a device write may start now."""
-        with self.reading():
-            self.freeze.check()
-            self.lease.check(token)
+        """Raise ``Frozen`` or ``FencedOut`` unless a device write may start now. A state
+        that cannot be reached proves no lease: that is ``FencedOut`` too (fail closed)."""
+        try:
+            with self.reading():
+                self.freeze.check()
+                self.lease.check(token)
+        except StateUnreachable as exc:
+            raise FencedOut(str(exc)) from exc
+
+    def audit_guards(self) -> set[str]:
+        """The names of the triggers that keep the audit table append-only."""
+        with self.reading() as conn:
+            rows = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit'"
+            ).fetchall()
+        return {str(name) for (name,) in rows}
 
     def schema_version(self) -> int:
         with self.reading() as conn:
@@ -263,7 +309,7 @@ def _empty_read_only(path: Path, clock: Callable[[], datetime], why: str) -> Sta
     return StateDB(conn, path, clock, read_only_reason=f"{why}; no state recorded yet")
 
 
-def _current_version(conn: sqlite3.Connection) -> int:
+def _current_version(conn: Conn) -> int:
     try:
         row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
     except sqlite3.OperationalError as exc:
@@ -273,7 +319,7 @@ def _current_version(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def conn_path(conn: sqlite3.Connection) -> str:
+def conn_path(conn: Conn) -> str:
     """The main database file of ``conn`` (for messages)."""
     for _, name, file in conn.execute("PRAGMA database_list"):
         if name == "main":

@@ -9,7 +9,9 @@ Error tree (all raised ``from`` the SQLite error, if any)::
     ├── SchemaTooNew       migrated by a newer plumb
     ├── StateDamaged       empty (0 bytes), not a SQLite file, or malformed
     ├── StateReadOnly      a write on a state that cannot be written here
-    └── StateFull          the disk (or the file size limit) is full, or a write failed
+    ├── StateFull          the disk (or the file size limit) is full, or a write failed
+    └── StateUnreachable   the PostgreSQL server cannot be reached (or the connection was
+                           lost): the writer is treated as fenced out
 
 A fresh ``plumb.db`` is built under a temporary name and linked into place only once
 its schema is complete, so an empty ``plumb.db`` is never plumb's doing: it is damage
@@ -48,6 +50,10 @@ class StateReadOnly(StateError):
 
 class StateFull(StateError):
     """A write failed for lack of space (or another I/O error while writing)."""
+
+
+class StateUnreachable(StateError):
+    """The state server cannot be reached: no lease can be proven, so no write starts."""
 
 
 _FULL = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR}

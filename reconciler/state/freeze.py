@@ -18,7 +18,7 @@ from reconciler.state.audit import Audit, AuditKind
 if TYPE_CHECKING:
     from reconciler.state.db import StateDB
 
-_STATUS = "SELECT reason, actor, since FROM freeze WHERE id = 1"
+_STATUS = 'SELECT reason, actor, since FROM "freeze" WHERE id = 1'
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class Freeze:
             raise ValueError("a freeze needs an actor and a reason")
         with self._db.transaction() as conn:
             conn.execute(
-                "INSERT INTO freeze (id, reason, actor, since) VALUES (1, ?, ?, ?)"
+                'INSERT INTO "freeze" (id, reason, actor, since) VALUES (1, ?, ?, ?)'
                 " ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, actor = excluded.actor",
                 (reason, actor, self._db.now().isoformat()),
             )
@@ -77,7 +77,7 @@ class Freeze:
             lifted = _status(conn.execute(_STATUS).fetchone())
             if lifted is None:
                 return None
-            conn.execute("DELETE FROM freeze WHERE id = 1")
+            conn.execute('DELETE FROM "freeze" WHERE id = 1')
             self._audit.append(
                 AuditKind.freeze,
                 actor=actor,

@@ -7,14 +7,21 @@ may still be writing, and only a human who has checked can say it is gone
 (:meth:`Lease.break_lease`, audited).
 
 Every acquisition gets a new token, strictly greater than every earlier one (SQLite
-``AUTOINCREMENT`` never reuses a value). The writer calls :meth:`Lease.check` with its
-token right before each device write; once the lease was released, broken or acquired
-by someone else, that raises :class:`~reconciler.errors.FencedOut`, so a writer that
-lost its lease without noticing stops at its next write.
+``AUTOINCREMENT`` and a PostgreSQL identity sequence never reuse a value). The writer
+calls :meth:`Lease.check` with its token right before each device write; once the
+lease was released, broken or acquired by someone else, that raises
+:class:`~reconciler.errors.FencedOut`, so a writer that lost its lease without noticing
+stops at its next write.
+
+While the lease is :meth:`Lease.held`, a daemon thread records a heartbeat every
+:data:`HEARTBEAT_SECONDS`, so ``plumb lease show`` tells a busy holder (a long bake, a
+slow rollback) from one that is gone. A heartbeat never takes or keeps a lease: a
+stale one is still only ended by an explicit, audited break.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,10 +30,12 @@ from typing import TYPE_CHECKING
 
 from reconciler.errors import FencedOut
 from reconciler.state.audit import Audit, AuditKind
-from reconciler.state.dbfile import StateFull
+from reconciler.state.dbfile import StateError, StateFull
 
 if TYPE_CHECKING:
     from reconciler.state.db import StateDB
+
+HEARTBEAT_SECONDS = 15.0
 
 _CURRENT = (
     "SELECT token, holder, purpose, acquired_at, heartbeat_at FROM lease WHERE released_at IS NULL"
@@ -111,13 +120,12 @@ class Lease:
             if held is not None:
                 info = _info(held)
                 raise LeaseHeld(info.holder, info.purpose, info.since, now=now)
-            cursor = conn.execute(
+            (fence,) = conn.execute(
                 "INSERT INTO lease (holder, purpose, acquired_at, heartbeat_at)"
-                " VALUES (?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?) RETURNING token",
                 (holder, purpose, now.isoformat(), now.isoformat()),
-            )
-            assert cursor.lastrowid is not None
-            token = LeaseToken(cursor.lastrowid, holder, purpose)
+            ).fetchone()
+            token = LeaseToken(int(fence), holder, purpose)
             self._audit_event("acquire", holder, token.value, purpose=purpose)
         return token
 
@@ -201,9 +209,12 @@ class Lease:
         folded into the database to free its space and the release is tried once more:
         a lease left held would stop every later writer until someone breaks it."""
         token = self.acquire(holder, purpose)
+        beat = Heartbeat(self, token, HEARTBEAT_SECONDS)
+        beat.start()
         try:
             yield token
         finally:
+            beat.stop()
             try:
                 self.release(token)
             except StateFull:
@@ -217,3 +228,37 @@ class Lease:
             intent_commit=None,
             detail={"action": action, "fence": fence, **detail},
         )
+
+
+class Heartbeat:
+    """A daemon thread that records the holder's heartbeat every ``every`` seconds until
+    stopped, or until the lease is lost or the state cannot be written: the writer's own
+    fencing check, not the heartbeat, is what stops its writes."""
+
+    def __init__(self, lease: Lease, token: LeaseToken, every: float) -> None:
+        self._lease = lease
+        self._token = token
+        self._every = every
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"lease-heartbeat-{token.value}", daemon=True
+        )
+        self.beats = 0
+        self.ended_by: str | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=self._every + 5)
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._every):
+            try:
+                self._lease.heartbeat(self._token)
+            except (FencedOut, StateError) as exc:
+                self.ended_by = str(exc)
+                return
+            self.beats += 1

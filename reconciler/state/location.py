@@ -1,0 +1,95 @@
+"""Which state database a fleet uses, from ``plumb.yaml``'s ``state:`` (see
+:class:`intent.models.StateConfig`), and opening it: the embedded SQLite file
+(:mod:`reconciler.state.db`) or a PostgreSQL database shared by every clone
+(:mod:`reconciler.state.pgdb`).
+
+A PostgreSQL URL comes from the environment or from a file only its owner can read,
+never from the repo: it may carry a password, and the repo is read by many.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+
+from intent.models import PlumbConfig, StateConfig
+from reconciler.state.db import StateDB, open_state_db, utc_now
+from reconciler.state.dbfile import StateError
+
+STATE_FILE = "plumb.db"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(location: str) -> bool:
+    return location.startswith(POSTGRES_SCHEMES)
+
+
+def sqlite_path(root: Path, config: PlumbConfig) -> Path:
+    """The SQLite file: ``state.path`` (relative to the repo, or absolute), else
+    ``<state_dir>/plumb.db``."""
+    if config.state.path is not None:
+        return root / Path(config.state.path).expanduser()
+    return root / config.state_dir / STATE_FILE
+
+
+def state_url(root: Path, state: StateConfig, environ: Mapping[str, str] = os.environ) -> str:
+    """The PostgreSQL URL: ``$<url_env>`` if set, else the first line of ``url_file``
+    (which must be a regular file no one but its owner can read or write)."""
+    from_env = environ.get(state.url_env, "").strip()
+    if from_env:
+        return _checked_url(from_env, f"${state.url_env}")
+    if state.url_file is None:
+        raise StateError(
+            f"plumb.yaml sets state.backend: postgresql but ${state.url_env} is not set and"
+            " no state.url_file is named; export the database URL in that variable"
+        )
+    path = root / Path(state.url_file).expanduser()
+    try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise StateError(f"state.url_file {path} is not a regular file")
+        if mode & 0o077:
+            raise StateError(
+                f"state.url_file {path} has mode {stat.S_IMODE(mode):04o}: a file holding the"
+                f" state URL must be readable by its owner only; run `chmod 600 {path}`"
+            )
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StateError(f"cannot read state.url_file {path}: {exc.strerror or exc}") from exc
+    return _checked_url(text.strip().splitlines()[0] if text.strip() else "", str(path))
+
+
+def _checked_url(url: str, source: str) -> str:
+    if not is_postgres_url(url):
+        raise StateError(
+            f"{source} does not hold a PostgreSQL URL (postgresql://user@host:port/database)"
+        )
+    return url
+
+
+def fleet_state_location(
+    root: Path, config: PlumbConfig, environ: Mapping[str, str] = os.environ
+) -> str:
+    """Where this fleet's state is: a file path, or a PostgreSQL URL."""
+    if config.state.backend == "postgresql":
+        return state_url(root, config.state, environ)
+    return str(sqlite_path(root, config))
+
+
+def open_state(location: str, *, clock: Callable[[], datetime] = utc_now) -> StateDB:
+    """The state database at ``location``: a PostgreSQL URL, or a SQLite file path."""
+    if is_postgres_url(location):
+        from reconciler.state.pgdb import open_pg_state_db  # psycopg only when it is used
+
+        return open_pg_state_db(location, clock=clock)
+    return open_state_db(Path(location), clock=clock)
+
+
+def open_fleet_state(
+    root: Path, config: PlumbConfig, *, clock: Callable[[], datetime] = utc_now
+) -> StateDB:
+    """Open the state database ``plumb.yaml`` names for the fleet at ``root``."""
+    return open_state(fleet_state_location(root, config), clock=clock)
