@@ -27,6 +27,7 @@ from intent.models import (
     WaiversFile,
 )
 from intent.settings import DeviceIntent, SettingsResolver, Sourced
+from inventory.gcpause import gc_paused
 from inventory.index import CablingIndex
 from inventory.models import Device, Gang, InventoryFile, Link, Rack, Role
 from inventory.problems import InputError, Location, Problem
@@ -122,13 +123,18 @@ class _Loader:
         return True
 
 
+@gc_paused()  # nearly every object built here lives as long as the Fleet
 def load_fleet(root: Path) -> Fleet:
     """Load and check the fleet repo at ``root``; raise InputError listing every problem."""
     root = root.resolve()
     if not (root / CONFIG_FILE).is_file():
-        raise InputError(
-            [Problem(Location(CONFIG_FILE, 1, 1), f"{root} is not a fleet repo: no {CONFIG_FILE}")]
+        why = (
+            ": no such directory"
+            if not root.is_dir()
+            else f" is not a fleet repo: no {CONFIG_FILE}"
         )
+        # line 0: the problem has no place in a file (none exists to point at)
+        raise InputError([Problem(Location(CONFIG_FILE, 0, 0), f"{root}{why}")])
     loader = _Loader(root)
     config_read = loader.read(Path(CONFIG_FILE), PlumbConfig)
     racks: dict[str, Rack] = {}

@@ -33,6 +33,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if not self.location.line:  # no place in a file: no file:line to make up
+            return f"error: {self.message}"
         return f"{self.location}: {self.message}"
 
 

@@ -288,13 +288,22 @@ def test_oversize_file_is_refused_before_reading(orion: FleetCopy) -> None:
     ]
 
 
-@pytest.mark.parametrize("target", ["orion", "no-such-dir"])
-def test_directory_without_plumb_yaml_is_not_a_fleet_repo(orion: FleetCopy, target: str) -> None:
-    """Validating a directory without plumb.yaml says it is not a fleet repo."""
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [("orion", "orion is not a fleet repo: no plumb.yaml"), ("no-such-dir", ": no such directory")],
+)
+@pytest.mark.parametrize("command", ["validate", "summary"])
+def test_directory_without_plumb_yaml_is_not_a_fleet_repo(
+    orion: FleetCopy, target: str, why: str, command: str
+) -> None:
+    """A directory without plumb.yaml is not a fleet repo, and a missing one no such
+    directory: said as an error, at no made-up file:line."""
     (orion.path / "plumb.yaml").unlink()
-    run = plumb_process(orion.path.parent, "validate", target)
-    assert_rejected(run)
-    assert "is not a fleet repo: no plumb.yaml" in run.stderr
+    run = plumb_process(orion.path.parent, command, target)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert f"error: {orion.path.parent / target}{why.removeprefix(target)}" in run.stderr
+    assert "plumb.yaml:1:1" not in run.stderr and ":0:0" not in run.stderr
 
 
 def test_unknown_format_is_a_usage_error(orion: FleetCopy) -> None:

@@ -41,6 +41,8 @@ def render(outcome: ValidateOutcome) -> str:
     if outcome.report is None or outcome.problems:
         problems = [
             f"{outcome.path(p.location)}:{p.location.line}:{p.location.col}: {p.message}"
+            if p.location.line
+            else f"error: {p.message}"
             for p in outcome.problems
         ]
         problems.append(
