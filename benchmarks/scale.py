@@ -1,6 +1,7 @@
 """Scale benchmark: validate and plan at 32, 512 and 4,096 nodes.
 
     .venv/bin/python benchmarks/scale.py [--sizes 32 512 4096] [--only validate|plan]
+                                         [--base REV]
 
 For each size a rail-optimized fleet is generated (benchmarks/genfleet.py), then each
 measurement runs in a fresh Python process so peak memory (ru_maxrss) is its own:
@@ -11,14 +12,19 @@ measurement runs in a fresh Python process so peak memory (ru_maxrss) is its own
   has work (older firmware, drift), diff, order and prove the order;
 * ``no-op plan``: the same against a lab already at its intent (the plan is empty).
 
-Printed: seconds, peak MB, and the growth ratio against the previous size beside
-the node ratio (linear scaling keeps the two close).
+Printed: seconds, CPU seconds, peak MB, the machine's load average when the
+measurement ended, and the growth ratio against the previous size beside the node
+ratio (linear scaling keeps the two close). With ``--base REV`` every measurement
+also runs on that earlier commit (``git archive`` into a temporary folder), on the
+same generated fleet, right before this tree's: the two rows compare side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,20 +34,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.baseline import checkout, describe  # noqa: E402
 from benchmarks.genfleet import generate_fleet  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time
 from datetime import date
 from pathlib import Path
-sys.path.insert(0, {root!r})
 mode, repo = sys.argv[1], Path(sys.argv[2])
-started = time.perf_counter()
+sys.path.insert(0, sys.argv[3])
+started, cpu_started = time.perf_counter(), time.process_time()
 if mode == "validate":
     from plumb.cli import run_validation
     outcome = run_validation(repo, today=date(2026, 12, 1), repo_policies=False)
     assert outcome.exit_code() == 0, outcome.problems[:3]
-    extra = {{"violations": len(outcome.report.violations)}}
+    extra = {"violations": len(outcome.report.violations)}
 elif mode in ("plan", "noop"):
     from intent.fleet import load_fleet
     from reconciler.loop import observe_all
@@ -52,23 +59,27 @@ elif mode in ("plan", "noop"):
     loaded = time.perf_counter()
     targets = Targets.for_fleet(fleet)
     obs = observe_all(targets, list(fleet.devices))
-    plan = build_plan(fleet, render_desired(fleet), {{n: o.state for n, o in obs.items()}})
+    plan = build_plan(fleet, render_desired(fleet), {n: o.state for n, o in obs.items()})
     assert plan.refused is None, plan.refused
     if mode == "noop":
         assert plan.is_empty(), plan.change_count()
-    extra = {{"changes": plan.change_count(), "steps": len(plan.steps),
-              "load_s": round(loaded - started, 3)}}
-elapsed = time.perf_counter() - started
+    extra = {"changes": plan.change_count(), "steps": len(plan.steps),
+              "load_s": round(loaded - started, 3)}
+elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({{"seconds": elapsed, "peak_mb": peak_mb, **extra}}))
+print(json.dumps({"seconds": elapsed, "cpu": round(cpu, 2), "peak_mb": peak_mb, **extra}))
 """
 
 
-def run_child(mode: str, repo: Path) -> dict[str, float]:
-    code = CHILD.format(root=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", code, mode, str(repo)], check=True,
-                         capture_output=True, text=True)
+Row = tuple[str, str, int, dict[str, float]]  # measure, tree, nodes, result
+
+
+def run_child(mode: str, repo: Path, tree: Path = ROOT) -> dict[str, float]:
+    """One measurement in a fresh interpreter importing plumb from ``tree``."""
+    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(repo), str(tree)],
+                         check=True, capture_output=True, text=True)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    result["load"] = round(os.getloadavg()[0], 2)
     return result
 
 
@@ -87,12 +98,9 @@ def make_lab(repo: Path, *, at_intent: bool) -> None:
         store.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[32, 512, 4096])
-    parser.add_argument("--only", choices=["validate", "plan"], default=None)
-    args = parser.parse_args()
-    rows: list[tuple[str, int, dict[str, float]]] = []
+def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list[Row]:
+    """Every measurement at every size, on each tree in turn (the same fleet for both)."""
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="plumb-scale-") as tmp:
         for nodes in args.sizes:
             repo = Path(tmp) / f"fleet-{nodes}"
@@ -101,27 +109,50 @@ def main() -> None:
             print(f"generated {nodes} nodes: {summary.links} links, {summary.records} records "
                   f"in {time.perf_counter() - started:.1f} s", flush=True)
             if args.only in (None, "validate"):
-                rows.append(("validate", nodes, run_child("validate", repo)))
+                for label, tree in trees:
+                    rows.append(("validate", label, nodes, run_child("validate", repo, tree)))
             if args.only in (None, "plan"):
                 make_lab(repo, at_intent=False)
-                rows.append(("plan", nodes, run_child("plan", repo)))
+                for label, tree in trees:
+                    rows.append(("plan", label, nodes, run_child("plan", repo, tree)))
                 make_lab(repo, at_intent=True)
-                rows.append(("no-op plan", nodes, run_child("noop", repo)))
-    print()
-    print(f"{'measure':<12} {'nodes':>6} {'seconds':>9} {'peak MB':>9} {'time x':>8} "
-          f"{'nodes x':>8}  detail")
-    previous: dict[str, tuple[int, float]] = {}
-    for measure, nodes, result in rows:
+                for label, tree in trees:
+                    rows.append(("no-op plan", label, nodes, run_child("noop", repo, tree)))
+    return rows
+
+
+def print_rows(rows: list[Row]) -> None:
+    print(f"{'measure':<12} {'tree':<5} {'nodes':>6} {'seconds':>9} {'CPU s':>7} {'peak MB':>8} "
+          f"{'load':>5} {'time x':>7} {'nodes x':>7}  detail")
+    previous: dict[tuple[str, str], tuple[int, float]] = {}
+    for measure, label, nodes, result in rows:
         growth, node_growth = "", ""
-        if measure in previous:
-            last_nodes, last_seconds = previous[measure]
+        if (measure, label) in previous:
+            last_nodes, last_seconds = previous[measure, label]
             growth = f"{result['seconds'] / last_seconds:.1f}"
             node_growth = f"{nodes / last_nodes:.0f}"
-        previous[measure] = (nodes, result["seconds"])
-        detail = ", ".join(f"{k} {v}" for k, v in result.items() if k not in ("seconds",
-                                                                               "peak_mb"))
-        print(f"{measure:<12} {nodes:>6} {result['seconds']:>9.2f} {result['peak_mb']:>9.0f} "
-              f"{growth:>8} {node_growth:>8}  {detail}")
+        previous[measure, label] = (nodes, result["seconds"])
+        detail = ", ".join(f"{k} {v}" for k, v in result.items()
+                           if k not in ("seconds", "cpu", "peak_mb", "load"))
+        print(f"{measure:<12} {label:<5} {nodes:>6} {result['seconds']:>9.2f} "
+              f"{result['cpu']:>7.2f} {result['peak_mb']:>8.0f} {result['load']:>5.2f} "
+              f"{growth:>7} {node_growth:>7}  {detail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[32, 512, 4096])
+    parser.add_argument("--only", choices=["validate", "plan"], default=None)
+    parser.add_argument("--base", default=None, help="Also measure this earlier commit.")
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        trees = [("this", ROOT)]
+        if args.base is not None:
+            print(f"base: {describe(args.base)}")
+            trees.insert(0, ("base", stack.enter_context(checkout(args.base))))
+        rows = measure_all(args, trees)
+    print()
+    print_rows(rows)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from intent.fleet import Fleet
 from intent.models import ExternalOwner
+from inventory.gcpause import gc_paused
 from inventory.problems import Location
 from reconciler.capabilities import inexpressible
 from reconciler.order import Step, UnsafePlan, order_changes, prove_order, unprovable_links
@@ -142,6 +143,7 @@ def plan_device(
     )
 
 
+@gc_paused()
 def build_plan(
     fleet: Fleet,
     desired: DesiredFleet,

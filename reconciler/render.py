@@ -25,6 +25,7 @@ from typing import Any
 from intent.fleet import Fleet
 from intent.sessions import sessions_of
 from intent.settings import DeviceIntent, Sourced
+from inventory.gcpause import gc_paused
 from inventory.index import PortLink
 from inventory.models import BGP_ROLES, Device, Role
 from inventory.problems import UNKNOWN, Location
@@ -133,6 +134,7 @@ def render_device(fleet: Fleet, name: str) -> dict[str, Owned]:
     )
 
 
+@gc_paused()
 def render_desired(fleet: Fleet, names: list[str] | None = None) -> DesiredFleet:
     """Desired state of every device (or of ``names``), in inventory order."""
     chosen = names if names is not None else list(fleet.devices)
