@@ -19,6 +19,7 @@ from intent.fleet import CONFIG_FILE
 from plumb.app import HERE, FormatOpt, PathArg, SelectOpt, app, check_format, fail, fleet_root
 from plumb.context import AuditToDb, DbGuard, FleetContext, fleet_context
 from plumb.interrupted import settle_interrupted
+from plumb.pendingcmd import DetailedExitCommand, DriftCommand
 from plumb.savedplan import recheck
 from reconciler.errors import FencedOut, Frozen
 from reconciler.loop import ApplyReport, apply_plan, observe_all
@@ -123,7 +124,7 @@ def _print_plan(plan: Plan, context: FleetContext, format: str, expand: bool) ->
         sys.stdout.write(_plan_text(plan, context, expand))
 
 
-@app.command()
+@app.command(cls=DetailedExitCommand)
 def plan(
     path: PathArg = Path("."),
     select: SelectOpt = None,
@@ -360,7 +361,7 @@ def _run(
         )
 
 
-@app.command()
+@app.command(cls=DriftCommand)
 def drift(path: PathArg = Path("."), select: SelectOpt = None, format: FormatOpt = "text") -> None:
     """Report fields whose observed value differs from intent (exit 2 when there is drift,
     1 when a device is unknown or the command fails)."""

@@ -92,6 +92,25 @@ def test_detailed_exitcode_is_1_on_any_error(
     assert message in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("plan", "--bogus", "--detailed-exitcode"), 1),
+        (("plan", "--detailed-exitcode", "--select"), 1),
+        (("drift", "--bogus"), 1),
+        (("drift", "extra", "arguments"), 1),
+        (("plan", "--bogus"), 2),
+    ],
+)
+def test_usage_errors_never_read_as_changes_pending(
+    orion: FleetCopy, args: tuple[str, ...], code: int
+) -> None:
+    """Where exit 2 means changes pending, a usage error exits 1; elsewhere 2."""
+    done = run_plumb(orion.path, *args)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert "Error: " in done.stderr and "Traceback" not in done.stderr
+
+
 def test_plan_json_is_plumb_plan_v1_with_the_documented_keys(lab: LabFleet) -> None:
     """`plan --format json` is a `plumb.plan/v1` document with exactly the documented keys."""
     done = run_plumb(lab.root, "plan", "--format", "json")
