@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 CONFIG_FILE = "plumb.yaml"  # intent.fleet's name for it, kept here so start-up imports no models
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     no_args_is_help=True,
     help="GitOps fleet configuration reconciler with policy-as-code for AI GPU clusters.",
     pretty_exceptions_enable=False,
@@ -39,8 +39,22 @@ class _Global:
     repo: Path | None = None
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from plumb import __version__
+
+        typer.echo(f"plumb {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version."
+        ),
+    ] = False,
     repo: Annotated[
         Path | None,
         typer.Option(
