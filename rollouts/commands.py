@@ -17,9 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-OUTPUT_KEPT = 4000
-"""Characters of a command's output kept in the journal (its tail)."""
-
 
 @dataclass(frozen=True)
 class CommandResult:
@@ -113,15 +110,15 @@ class LocalCommands:
             return CommandResult(
                 tuple(argv),
                 None,
-                out[-OUTPUT_KEPT:],
-                err[-OUTPUT_KEPT:],
+                out,
+                err,
                 time.monotonic() - started,
                 f"timed out after {timeout:g} s",
             )
         return CommandResult(
             tuple(argv),
             process.returncode,
-            out[-OUTPUT_KEPT:],
-            err[-OUTPUT_KEPT:],
+            out,
+            err,
             time.monotonic() - started,
         )

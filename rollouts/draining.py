@@ -19,17 +19,36 @@ import time
 from collections.abc import Mapping, Sequence
 
 from reconciler.state.journal import Lifecycle, TargetRow, TargetStatus, WaveRow
-from rollouts.drain import DrainError
+from rollouts.commands import CommandRunner
+from rollouts.drain import CommandDrainer, Drainer, DrainError, JournalDrainer
 from rollouts.evidence import Json
 from rollouts.nodes import Context, move, stop_if_aborted
 from rollouts.runtime import Runtime
+from rollouts.slurm import SlurmDrainer
 from rollouts.slurmparse import jobs_on, plumb_reason
-from rollouts.spec import OnTimeout
+from rollouts.spec import Drain, DrainVia, OnTimeout
 
 POLL_SECONDS = 0.5
 STOP_GRACE_MINUTES = 5.0
 """After requeue/cancel, how long the jobs get to leave the nodes (Slurm's KillWait
 and epilogs) before the drain counts as failed."""
+
+
+def drainer_for(drain: Drain | None, runner: CommandRunner) -> Drainer:
+    """The drainer a spec's ``drain.via`` names."""
+    if drain is None or drain.via is DrainVia.lab:
+        return JournalDrainer()
+    if drain.via is DrainVia.slurm:
+        return SlurmDrainer(runner)
+    assert drain.command is not None
+    return CommandDrainer(drain.command, runner)
+
+
+def drainer_of(rt: Runtime, ctx: Context) -> Drainer:
+    """The runtime's drainer (a test's), else the spec's; made once per runtime."""
+    if rt.drainer is None:
+        rt.drainer = drainer_for(ctx.spec.drain, rt.local_commands)
+    return rt.drainer
 
 
 def drain_record(wave: WaveRow) -> dict[str, Json] | None:
@@ -45,12 +64,16 @@ def begin_wave_drain(rt: Runtime, ctx: Context, wave: WaveRow, nodes: Sequence[s
         return
     gangs: list[Json] | None
     try:
-        found = rt.drainer.jobs(nodes)
+        found = drainer_of(rt, ctx).jobs(nodes)
         gangs = None if found is None else [j.to_dict() for j in found]  # type: ignore[misc]
     except DrainError as exc:
         rt.reporter.message(f"wave {wave.number}: the scheduler's jobs are unknown: {exc}")
         gangs = None
-    record: dict[str, Json] = {"via": rt.drainer.via.value, "started": time.time(), "gangs": gangs}
+    record: dict[str, Json] = {
+        "via": drainer_of(rt, ctx).via.value,
+        "started": time.time(),
+        "gangs": gangs,
+    }
     evidence = {**(wave.evidence or {}), "drain": record}
     rt.db.journal.update_wave(ctx.id, wave.number, evidence=evidence)
 
@@ -70,7 +93,9 @@ def drain_nodes(
     assert spec is not None
     journal = rt.db.journal
     fresh = [r for r in rows if r.lifecycle is Lifecycle.in_service]
-    claims = rt.drainer.claim(ctx.id, [r.device for r in fresh], plumb_reason(ctx.id, what))
+    claims = drainer_of(rt, ctx).claim(
+        ctx.id, [r.device for r in fresh], plumb_reason(ctx.id, what)
+    )
     failed = {n: f"not drained: {why}" for n, why in claims.items() if why is not None}
     move(rt, ctx, [r for r in fresh if r.device not in failed], Lifecycle.draining)
     waiting = [
@@ -81,7 +106,7 @@ def drain_nodes(
     stuck = _wait_drained(rt, ctx, waiting, started + spec.timeout_minutes * 60.0, spec.on_timeout)
     failed.update(stuck)
     if stuck:
-        rt.drainer.release(ctx.id, sorted(stuck))
+        drainer_of(rt, ctx).release(ctx.id, sorted(stuck))
         move(rt, ctx, [r for r in rows if r.device in stuck], Lifecycle.in_service)
     if failed:
         journal.set_targets(ctx.id, failed, failed_status, errors=failed)
@@ -107,7 +132,7 @@ def _wait_drained(
     while left:
         stop_if_aborted(rt, ctx)
         try:
-            state = rt.drainer.drained(ctx.id, left)
+            state = drainer_of(rt, ctx).drained(ctx.id, left)
         except DrainError as exc:
             rt.reporter.message(f"drain: cannot read the nodes' state: {exc}")
             state = {}
@@ -131,11 +156,11 @@ def _wait_drained(
 
 def _stop_jobs(rt: Runtime, ctx: Context, nodes: Sequence[str], how: OnTimeout) -> None:
     try:
-        jobs = jobs_on(rt.drainer.jobs(nodes) or [], nodes)
+        jobs = jobs_on(drainer_of(rt, ctx).jobs(nodes) or [], nodes)
     except DrainError as exc:
         rt.reporter.message(f"drain timed out; the jobs are unknown: {exc}")
         return
-    results = rt.drainer.stop_jobs(jobs, how)
+    results = drainer_of(rt, ctx).stop_jobs(jobs, how)
     rt.reporter.message(
         f"drain timed out: {how.value} job(s) " + ", ".join(str(j.id) for j in jobs)
     )
@@ -159,11 +184,13 @@ def return_nodes(
     repair = [r.device for r in rows if r.lifecycle is Lifecycle.repair]
     problems: dict[str, str] = {}
     if in_service:
-        released = rt.drainer.release(ctx.id, in_service)
+        released = drainer_of(rt, ctx).release(ctx.id, in_service)
         problems.update({n: f"resume failed: {e}" for n, e in released.items() if e})
     for node in repair:
         why = failures.get(node, "acceptance failed")
-        held = rt.drainer.hold(ctx.id, [node], plumb_reason(ctx.id, f"repair: {why}"[:200]))
+        held = drainer_of(rt, ctx).hold(
+            ctx.id, [node], plumb_reason(ctx.id, f"repair: {why}"[:200])
+        )
         problems.update({n: f"hold for repair failed: {e}" for n, e in held.items() if e})
     if problems:
         rt.reporter.message("; ".join(f"{n}: {e}" for n, e in sorted(problems.items())))

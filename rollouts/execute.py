@@ -348,7 +348,7 @@ def acceptance_tests(
     kept: dict[str, Json] = dict(earlier) if isinstance(earlier, dict) else {}
     kept.update(done)
     rt.db.journal.update_wave(ctx.id, number, evidence={**current, "acceptance": kept})
-    rt.record("acceptance", detail={"rollout": ctx.id, "wave": number, "nodes": done})
+    rt.record("decision", detail={"rollout": ctx.id, "wave": number, "acceptance": done})
     return {n: f for n, o in outcomes.items() if (f := o.failure) is not None}
 
 

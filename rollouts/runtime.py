@@ -19,7 +19,7 @@ from reconciler.loop import AuditSink, WriteGuard
 from reconciler.state.db import StateDB
 from reconciler.targets import Targets
 from rollouts.commands import CommandRunner, LocalCommands
-from rollouts.drain import Drainer, JournalDrainer
+from rollouts.drain import Drainer
 from rollouts.spec import Source
 
 if TYPE_CHECKING:  # the sources import scipy: only a running rollout pays for it
@@ -113,7 +113,7 @@ class Runtime:
     maintenance: Maintenance
     sources: Mapping[Source, MetricsSource]
     reporter: Reporter = field(default_factory=QuietReporter)
-    drainer: Drainer = field(default_factory=JournalDrainer)
+    drainer: Drainer | None = None  # None: the spec's drain.via decides
     local_commands: CommandRunner = field(default_factory=LocalCommands)
     node_commands: CommandRunner | None = None
     concurrency: int = 16
