@@ -77,6 +77,9 @@ LAZY: dict[str, LazyCommand] = {
     "lease": LazyCommand(
         "plumb.cmd_safety", "The single-writer lease of the fleet.", group="lease_app"
     ),
+    "state": LazyCommand(
+        "plumb.cmd_state", "The fleet's state database: where it lives.", group="state_app"
+    ),
 }
 
 

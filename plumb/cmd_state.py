@@ -1,0 +1,55 @@
+"""``plumb state migrate``: move a fleet's state (lease history, freeze, audit chain,
+rollout journal, pins) from its SQLite file to the PostgreSQL database it will share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from plumb.app import PathArg, fail
+from plumb.context import fleet_context
+
+state_app = typer.Typer(help="The fleet's state database: where it lives.", no_args_is_help=True)
+
+
+@state_app.command("migrate")
+def state_migrate(
+    path: PathArg = Path("."),
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="Target PostgreSQL URL; by default the one plumb.yaml's state: names"
+            " (its url_env variable, else its url_file).",
+        ),
+    ] = None,
+) -> None:
+    """Copy the SQLite state into an empty PostgreSQL database; verify the chain there."""
+    from reconciler.state.location import (
+        is_postgres_url,
+        open_state,
+        sqlite_path,
+        state_url,
+    )
+    from reconciler.state.migrate import migrate_state
+
+    with fleet_context(path) as context:
+        fleet = context.fleet
+        source_path = sqlite_path(fleet.root, fleet.config)
+        if not source_path.is_file():
+            raise fail(f"no SQLite state to migrate at {source_path}", 1)
+        target_url = to or state_url(fleet.root, fleet.config.state)
+        if not is_postgres_url(target_url):
+            raise fail("--to takes a postgresql:// URL", 2)
+        with open_state(str(source_path)) as source, open_state(target_url) as target:
+            moved = migrate_state(source, target, actor=context.actor)
+            where = target.location
+    counts = ", ".join(f"{table} {count}" for table, count in moved.rows.items())
+    typer.echo(f"migrated {source_path} -> {where}: {counts}")
+    typer.echo(
+        f"audit chain verified on arrival: {moved.audit_rows} records, head"
+        f" {moved.head_seq} {moved.head_hash[:16]}"
+    )
+    typer.echo("now set `state: {backend: postgresql}` in plumb.yaml (the file is left as it was)")
