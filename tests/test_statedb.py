@@ -588,3 +588,23 @@ def test_unknown_kind_is_refused(db: StateDB) -> None:
     """Only the declared kinds may be appended."""
     with pytest.raises(ValueError):
         db.audit.append("gossip", actor="a", intent_commit="c")
+
+
+def test_a_held_lease_heartbeats_until_released(
+    db: StateDB, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While held, the lease's heartbeat advances on its own; it stops at release."""
+    from reconciler.state import lease as lease_module
+
+    monkeypatch.setattr(lease_module, "HEARTBEAT_SECONDS", 0.02)
+    with db.lease.held("alice@host pid 1", "rollout r-1"):
+        clock.now = START + timedelta(minutes=7)
+        deadline = time.monotonic() + 10
+        while (info := db.lease.current()) is not None and info.heartbeat_at != clock.now:
+            assert time.monotonic() < deadline, "no heartbeat was recorded"
+            time.sleep(0.01)
+        assert info is not None and info.since == START
+        assert "last heartbeat 0s ago" in info.describe(clock.now)
+    assert db.lease.current() is None
+    records = [r.detail["action"] for r in db.audit.records(10, kind=AuditKind.lease)]
+    assert records == ["acquire", "release"]  # heartbeats are not audited
