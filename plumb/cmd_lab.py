@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from inventory.index import Endpoint
-from plumb.app import PathArg, fail, load_or_exit
+from plumb.app import (
+    CONFIG_FILE,
+    HERE,
+    FormatOpt,
+    PathArg,
+    check_format,
+    fail,
+    load_or_exit,
+)
 from reconciler.drivers.lab import create_lab, miscable
 from reconciler.lab import Fault, FaultKind, lab_db_path, states_from_snapshot
 from reconciler.state.dbfile import keep_out_of_git
@@ -70,25 +78,61 @@ def lab_init(
         store.close()
 
 
+def _device_or_repo(device: str | None, path: Path) -> tuple[str | None, Path]:
+    """``lab show DIR`` names the fleet, as it did before a device could come first."""
+    if device is not None and path == HERE and (Path(device) / CONFIG_FILE).is_file():
+        return None, Path(device)
+    return device, path
+
+
 @lab_app.command("show")
 def lab_show(
-    path: PathArg = Path("."),
     device: Annotated[str | None, typer.Argument(help="Show one device's settings.")] = None,
+    path: PathArg = HERE,
+    format: FormatOpt = "text",
 ) -> None:
     """Counters and faults of the lab, or one device's running settings."""
+    check_format(format)
+    device, path = _device_or_repo(device, path)
     store = _store(path)
     try:
         if device is not None:
             if not store.has_device(device):
                 raise fail(f"no lab device {device!r}")
-            for key, value in sorted(store.read_running(device).items()):
+            running = dict(sorted(store.read_running(device).items()))
+            if format == "json":
+                typer.echo(json.dumps({"device": device, "running": running}, indent=2))
+                return
+            for key, value in running.items():
                 typer.echo(f"{key} = {value!r}")
             return
+        counters = {
+            name: value
+            for name, value in sorted(store.counters().items())
+            if not name.startswith(DEVICE_WRITES)  # per device: `plumb lab show DEVICE`
+        }
+        faults = store.faults_for(None)
+        if format == "json":
+            doc = {
+                "devices": len(store.device_names()),
+                "counters": counters,
+                "faults": [
+                    {
+                        "id": f.id,
+                        "device": f.device,
+                        "kind": f.kind.value,
+                        "path": f.path_glob,
+                        "left": f.count,
+                    }
+                    for f in faults
+                ],
+            }
+            typer.echo(json.dumps(doc, indent=2))
+            return
         typer.echo(f"devices: {len(store.device_names())}")
-        for name, value in sorted(store.counters().items()):
-            if not name.startswith(DEVICE_WRITES):  # per device: `plumb lab show DEVICE`
-                typer.echo(f"{name}: {value}")
-        for fault in store.faults_for(None):
+        for name, value in counters.items():
+            typer.echo(f"{name}: {value}")
+        for fault in faults:
             scope = f" on {fault.path_glob}" if fault.path_glob else ""
             left = "persistent" if fault.count is None else f"{fault.count} left"
             typer.echo(f"fault #{fault.id}: {fault.device} {fault.kind.value}{scope} ({left})")
@@ -100,7 +144,10 @@ def lab_show(
 def lab_fault(
     device: Annotated[str, typer.Argument(help="Device name.")],
     kind: Annotated[str | None, typer.Argument(help=" | ".join(k.value for k in FaultKind))] = None,
-    path: Annotated[Path, typer.Option("--repo", help="Fleet repo.")] = Path("."),
+    path: PathArg = HERE,
+    repo: Annotated[
+        Path | None, typer.Option("--repo", hidden=True, help="The fleet repo (as -C).")
+    ] = None,
     field: Annotated[str | None, typer.Option("--path", help="Only fields matching.")] = None,
     count: Annotated[
         int | None, typer.Option(min=1, help="Fire N times (default: always).")
@@ -111,7 +158,7 @@ def lab_fault(
     clear: Annotated[bool, typer.Option("--clear", help="Remove the device's faults.")] = False,
 ) -> None:
     """Inject a fault into one lab device (or --clear its faults)."""
-    store = _store(path)
+    store = _store(repo if repo is not None else path)
     try:
         if not store.has_device(device):
             raise fail(f"no lab device {device!r}")
