@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.state.journal import Lifecycle, RolloutStatus, TargetStatus
+from tests.fleetcopy import FleetCopy
 from tests.reconciler.labfleet import PLUMB, plumb_env
 from tests.rollouts.gitfleet import GitFleet
 from tests.rollouts.test_execute import NEW, firmware
@@ -66,9 +68,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> GitFleet:
 
 @pytest.fixture
 def fleet(template: GitFleet, tmp_path: Path) -> GitFleet:
-    from tests.rollouts.test_crash import _clone
-
-    fleet = _clone(template, tmp_path)
+    shutil.copytree(template.root, tmp_path / "orion", symlinks=True)
+    fleet = GitFleet(FleetCopy(tmp_path / "orion"), template.base, template.change)
     failing = tmp_path / "failing"
     failing.mkdir()
     script = tmp_path / "acceptance.py"
