@@ -12,12 +12,12 @@ import signal
 import sys
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from inventory.problems import InputError
-from plumb.app import PathArg, app, fleet_root, load_or_exit
+from plumb.app import FormatOpt, PathArg, app, check_format, fleet_root, load_or_exit
 from reconciler.state.dbfile import StateError, state_file_error
 
 if TYPE_CHECKING:
@@ -165,38 +165,64 @@ def main() -> None:
         sys.exit(3)
 
 
-@app.command()
-def summary(path: PathArg = Path(".")) -> None:
-    """What the fleet repo declares: devices by role, GPUs, cables by class, gangs, bundles."""
-    from rich.console import Console
-    from rich.table import Table
+def _count(values: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return dict(sorted(counts.items()))
 
+
+@app.command()
+def summary(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
+    """What the fleet repo declares: devices by role, GPUs, cables by class, gangs, bundles."""
     from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
     from policies.engine import BUILTIN
 
+    check_format(format)
     fleet = load_or_exit(path)
-    roles: dict[str, int] = {}
-    for device in fleet.devices.values():
-        roles[device.role.value] = roles.get(device.role.value, 0) + 1
-    classes: dict[str, int] = {}
-    for link in fleet.links:
-        classes[link.link_class.value] = classes.get(link.link_class.value, 0) + 1
-    table = Table(title=f"fleet {fleet.config.fleet}", show_header=False)
-    table.add_row("racks", str(len(fleet.racks)))
-    for role, count in sorted(roles.items()):
+    doc = {
+        "fleet": fleet.config.fleet,
+        "racks": len(fleet.racks),
+        "devices": _count([d.role.value for d in fleet.devices.values()]),
+        "gpus": sum(d.gpus for d in fleet.devices.values()),
+        "nics": sum(len(d.nics) for d in fleet.devices.values()),
+        "links": _count([link.link_class.value for link in fleet.links]),
+        "gangs": {
+            g.name: {
+                "nodes": len(g.nodes),
+                "gpus": len(g.nodes) * g.gpus_per_node,
+                "dp_replicas": len(g.dp_replicas),
+            }
+            for g in fleet.gangs.values()
+        },
+        "validated_bundles": len(fleet.bundles),
+        "policies": len(BUILTIN),
+    }
+    if format == "json":
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    _print_summary(doc)
+
+
+def _print_summary(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"fleet {doc['fleet']}", show_header=False)
+    table.add_row("racks", str(doc["racks"]))
+    for role, count in doc["devices"].items():
         table.add_row(f"devices: {role}", str(count))
-    table.add_row("GPUs", str(sum(d.gpus for d in fleet.devices.values())))
-    table.add_row("NICs", str(sum(len(d.nics) for d in fleet.devices.values())))
-    for cls, count in sorted(classes.items()):
+    table.add_row("GPUs", str(doc["gpus"]))
+    table.add_row("NICs", str(doc["nics"]))
+    for cls, count in doc["links"].items():
         table.add_row(f"links: {cls}", str(count))
-    for gang in fleet.gangs.values():
-        gpus = len(gang.nodes) * gang.gpus_per_node
+    for name, gang in doc["gangs"].items():
         table.add_row(
-            f"gang {gang.name}",
-            f"{len(gang.nodes)} nodes, {gpus} GPUs, {len(gang.dp_replicas)} DP replicas",
+            f"gang {name}",
+            f"{gang['nodes']} nodes, {gang['gpus']} GPUs, {gang['dp_replicas']} DP replicas",
         )
-    table.add_row("validated bundles", str(len(fleet.bundles)))
-    table.add_row("policies", str(len(BUILTIN)))
+    table.add_row("validated bundles", str(doc["validated_bundles"]))
+    table.add_row("policies", str(doc["policies"]))
     Console().print(table)
 
 

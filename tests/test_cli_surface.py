@@ -3,6 +3,7 @@ completion, and help that shows no value for a boolean flag."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,3 +72,16 @@ def test_help_shows_no_value_for_boolean_flags(command: tuple[str, ...]) -> None
     done = _run(*command, "--help")
     assert done.returncode == 0, done.stderr
     assert "--help" in done.stdout and "<bool>" not in done.stdout
+
+
+def test_summary_json_counts_what_the_fleet_declares() -> None:
+    """`summary -f json` counts ORION's devices by role, GPUs and cables as loaded."""
+    from tests.fleetcopy import ORION, FleetCopy
+
+    fleet = FleetCopy(ORION).load()
+    done = _run("summary", str(ORION), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["fleet"] == "orion" and doc["gpus"] == sum(d.gpus for d in fleet.devices.values())
+    assert doc["devices"]["gpu-node"] == 32 and sum(doc["devices"].values()) == len(fleet.devices)
+    assert sum(doc["links"].values()) == len(fleet.links)
