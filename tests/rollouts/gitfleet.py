@@ -4,6 +4,7 @@ starts from. ``plumb`` runs in-process (typer's runner) or as a subprocess."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from reconciler.state.db import StateDB, open_state_db
 from reconciler.state.journal import TargetRow
 from reconciler.state.labclock import attach_defect
 from reconciler.state.labdb import LabStore
+from reconciler.state.location import open_state
 from tests.fleetcopy import FleetCopy, copy_orion
 
 FIRMWARE = "firmware-hx8-2026-09"
@@ -100,6 +102,10 @@ class GitFleet:
             store.close()
 
     def db(self) -> StateDB:
+        """The fleet's state: its SQLite file, or the shared PostgreSQL database when
+        plumb.yaml says so (the URL in $PLUMB_STATE_URL)."""
+        if "backend: postgresql" in (self.root / "plumb.yaml").read_text():
+            return open_state(os.environ["PLUMB_STATE_URL"])
         return open_state_db(self.root / ".plumb" / "plumb.db")
 
     def only_rollout(self) -> str:

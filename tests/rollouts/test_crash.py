@@ -183,3 +183,35 @@ def test_sigkill_during_an_emergency_rollback_then_resume(
     assert {t.lifecycle.value for t in targets} == {"in_service"}
     assert fleet.running() == initial
     assert all(count <= 2 for count in fleet.device_writes().values())
+
+
+@pytest.mark.parametrize(
+    ("failpoint", "defect"),
+    [
+        (f"journal:{HEALTHY_POINTS[0]}", False),
+        (f"journal:{HEALTHY_POINTS[-1]}", False),
+        (f"journal:{DEFECT_POINTS[-1]}", True),
+        ("write:9", False),
+    ],
+)
+def test_sigkill_then_resume_with_the_state_on_postgresql(
+    template: GitFleet,
+    tmp_path: Path,
+    pg_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    failpoint: str,
+    defect: bool,
+) -> None:
+    """The same drills with the state in PostgreSQL: a SIGKILLed rollout resumes to the
+    same end, its before-states kept and its audit chain whole."""
+    monkeypatch.setenv("PLUMB_STATE_URL", pg_url)
+    fleet = _clone(template, tmp_path)
+    fleet.copy.append("plumb.yaml", "\nstate:\n  backend: postgresql\n")
+    fleet.commit("state on PostgreSQL")
+    if defect:
+        fleet.hide_b0_defect()
+    initial = fleet.running()
+    process = _start(fleet, failpoint)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL, f"{failpoint} never fired: {err[-800:]}"
+    _check(fleet, initial, defect=defect)
