@@ -7,14 +7,47 @@ the node itself); ``{node}`` in the command line is the node's name.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from intent.fleet import Fleet
 from inventory.models import Role
+from reconciler.drivers.base import DeviceRef
+from reconciler.errors import DeviceError
+from reconciler.targets import Targets
 from rollouts.commands import CommandResult, CommandRunner, command_argv, figures
 from rollouts.evidence import Json
 from rollouts.spec import Acceptance, AcceptanceRun
+
+
+@runtime_checkable
+class _RunsCommands(Protocol):
+    def run_command(self, device: DeviceRef, argv: Sequence[str], timeout: float) -> Any: ...
+
+
+class HostCommands:
+    """Commands on the node itself, through its driver (the host driver's
+    ``run_command``: ansible); a driver that runs no commands is an error result."""
+
+    def __init__(self, targets: Targets) -> None:
+        self.targets = targets
+
+    def run(self, node: str, argv: Sequence[str], timeout: float) -> CommandResult:
+        started = time.monotonic()
+        driver = self.targets.driver(node)
+        if not isinstance(driver, _RunsCommands):
+            why = f"the {getattr(driver, 'name', 'device')} driver runs no commands on a node"
+            return CommandResult(tuple(argv), None, "", "", 0.0, why)
+        try:
+            out = driver.run_command(self.targets.ref(node), argv, timeout)
+        except DeviceError as exc:
+            return CommandResult(tuple(argv), None, "", "", time.monotonic() - started, str(exc))
+        error = None if out.rc is not None else f"did not finish within {timeout:g} s"
+        return CommandResult(
+            tuple(argv), out.rc, out.stdout, out.stderr, time.monotonic() - started, error
+        )
 
 
 @dataclass(frozen=True)
@@ -50,7 +83,7 @@ def run_hooks(
     nodes: Sequence[str],
     *,
     local: CommandRunner,
-    on_node: CommandRunner | None,
+    on_node: CommandRunner,
 ) -> dict[str, HookOutcome]:
     """Run each node's role's acceptance test (nodes of a role without one are not in
     the result)."""
@@ -62,11 +95,6 @@ def run_hooks(
             continue
         argv = command_argv(hook.command, {"node": node})
         runner = local if hook.run is AcceptanceRun.local else on_node
-        if runner is None:
-            result = CommandResult(
-                tuple(argv), None, "", "", 0.0, "no host driver here runs commands on the node"
-            )
-        else:
-            result = runner.run(node, argv, hook.timeout_seconds)
+        result = runner.run(node, argv, hook.timeout_seconds)
         out[node] = HookOutcome(node, hook.command, result)
     return out

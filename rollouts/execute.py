@@ -48,7 +48,7 @@ from reconciler.state.journal import (
     WaveStatus,
 )
 from rollouts import lifecycle
-from rollouts.acceptance import run_hooks
+from rollouts.acceptance import HostCommands, run_hooks
 from rollouts.assess import assess_wave, measure_noise_floor
 from rollouts.draining import (
     begin_wave_drain,
@@ -337,7 +337,7 @@ def acceptance_tests(
         ctx.spec.acceptance,
         nodes,
         local=rt.local_commands,
-        on_node=rt.node_commands,
+        on_node=rt.node_commands or HostCommands(rt.targets),
     )
     if not outcomes:
         return {}

@@ -115,7 +115,7 @@ class Runtime:
     reporter: Reporter = field(default_factory=QuietReporter)
     drainer: Drainer | None = None  # None: the spec's drain.via decides
     local_commands: CommandRunner = field(default_factory=LocalCommands)
-    node_commands: CommandRunner | None = None
+    node_commands: CommandRunner | None = None  # None: through each node's driver
     concurrency: int = 16
     confirm_within: float | None = 120.0
 

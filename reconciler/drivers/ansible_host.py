@@ -22,6 +22,10 @@ confirm    nothing: a Linux host has no commit-confirm timer. Under ``confirm_wi
 discard    nothing to drop: the candidate only lives in memory
 =========  ===========================================================================
 
+Besides the contract, :meth:`AnsibleHostDriver.run_command` runs one command line on
+a host (``command.yml``; a rollout's acceptance tests) and reports its exit status and
+output.
+
 Batching: ansible-playbook costs ~2.5 s to start whatever the host count, so
 :meth:`observe_many` observes every host in one run (``forks`` at a time), and
 per-device calls that arrive together (the reconcile loop's thread pool, or
@@ -33,6 +37,8 @@ per-device calls that arrive together (the reconcile loop's thread pool, or
 from __future__ import annotations
 
 import json
+import math
+import shlex
 import shutil
 import tempfile
 import threading
@@ -63,6 +69,17 @@ from reconciler.errors import DeviceError, TerminalDeviceError
 from reconciler.settings import Change, Scalar
 
 OBSERVE, CHECK, COMMIT = "observe", "check", "commit"
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """How a command ended on a host: exit status (None: it did not finish) and output."""
+
+    rc: int | None
+    stdout: str
+    stderr: str
+
+
 READBACK_TTL = 5.0  # seconds a commit's read-back stands in for observe
 
 
@@ -147,6 +164,32 @@ class AnsibleHostDriver(Driver):
         return found
 
     # -- the contract --------------------------------------------------------------------
+
+    def run_command(self, device: DeviceRef, argv: Sequence[str], timeout: float) -> CommandOutput:
+        """Run ``argv`` on the host (each word quoted); DeviceError when the host could
+        not be reached or the run broke, else the command's own exit status."""
+        run_vars = {
+            "plumb_command": " ".join(shlex.quote(w) for w in argv),
+            "plumb_command_timeout": max(1, math.ceil(timeout)),
+        }
+        result = self.runner.run(
+            PLAYBOOKS / "command.yml",
+            inventory(
+                {device.name: device}, self.options, self.private_dir, {device.name: run_vars}
+            ),
+            check=False,
+        )
+        if result.error is not None:
+            mapped = runner_exception_error(result.error)
+            raise mapped(device.name, f"ansible-runner: {result.error}")
+        error = host_error(device.name, result.report, result.record.status, result.record.rc)
+        if error is not None:
+            raise error
+        res = result.report.hosts[device.name].ok.get("run", {})
+        rc = res.get("rc")
+        if res.get("timedout") or not isinstance(rc, int):
+            return CommandOutput(None, str(res.get("stdout", "")), str(res.get("msg", "")))
+        return CommandOutput(rc, str(res.get("stdout", "")), str(res.get("stderr", "")))
 
     def observe(self, device: DeviceRef) -> dict[str, Scalar]:
         with self._readback_lock:

@@ -130,6 +130,7 @@ def host_vars(device: DeviceRef, options: HostOptions, private_dir: Path) -> dic
                 interpreter_wrapper(private_dir / "bin", namespace, options.python)
             ),
             "plumb_ip": f"ip -n {shlex.quote(namespace)}",
+            "plumb_exec": f"nsenter --net=/run/netns/{shlex.quote(namespace)} --",
             "plumb_nictool": tool,
             "plumb_nictool_dir": vendor_dir,
             "plumb_task_timeout": options.task_timeout,
@@ -141,6 +142,7 @@ def host_vars(device: DeviceRef, options: HostOptions, private_dir: Path) -> dic
         "ansible_python_interpreter": options.python,
         "ansible_become": options.become,
         "plumb_ip": "ip",
+        "plumb_exec": "",
         "plumb_nictool": options.nictool or "plumb-nictool",
         "plumb_nictool_dir": vendor_dir,
         "plumb_task_timeout": options.task_timeout,

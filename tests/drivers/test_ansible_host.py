@@ -259,3 +259,17 @@ def test_a_commit_that_did_not_take_is_reverted_by_the_driver(tmp_path: Path) ->
     assert result.error is not None and "the driver reverted the changes" in result.error
     assert host.commits[-1] == [("nics/eth0/mtu", 1500), ("nics/eth0/rdma_mtu", 1024)]
     assert host.state["nics/eth0/mtu"] == 1500
+
+
+def test_a_command_runs_inside_the_host_with_its_exit_status_and_output(
+    driver: AnsibleHostDriver,
+) -> None:
+    """An acceptance test's command: run on the node (its own links), words quoted, a
+    non-zero exit reported as the command's result."""
+    out = driver.run_command(
+        ref("obs-b"),
+        ["sh", "-c", "echo 'busbw=389.5 GB/s'; ip -o link show | grep -c eth; exit 3", "$x"],
+        30,
+    )
+    assert out.rc == 3
+    assert out.stdout.splitlines()[:2] == ["busbw=389.5 GB/s", "1"]  # obs-b has only eth0
