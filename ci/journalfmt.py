@@ -91,6 +91,7 @@ def status_json(
                 "bake_minutes": w.bake_minutes,
                 "bake_window_minutes": [w.bake_start, w.bake_end],
                 "stall_gpu_hours": w.stall_gpu_hours,
+                "planned_stall_gpu_hours": _planned_stall(row, w.number),
                 "decision": w.decision,
                 "evidence": w.evidence,
             }
@@ -112,6 +113,36 @@ def status_json(
             {"device": p.device, "path": p.path, "value": p.value, "reason": p.reason} for p in pins
         ],
     }
+
+
+def _planned_stall(row: RolloutRow, number: int) -> float | None:
+    for wave in row.plan.get("waves", []):
+        if wave.get("number") == number:
+            return float(wave.get("predicted_stall_gpu_hours", 0.0))
+    return None
+
+
+def _drain_lines(wave: WaveRow) -> list[str]:
+    """The scheduler's gangs the drain stalled, and each node's acceptance test."""
+    evidence = wave.evidence or {}
+    lines = []
+    drain = evidence.get("drain") or {}
+    gangs = drain.get("gangs")
+    if isinstance(gangs, list):
+        jobs = ", ".join(
+            f"job {g['id']} ({g['gpus']} GPUs on {len(g['nodes'])} nodes)" for g in gangs
+        )
+        lines.append(f"      drained via {drain.get('via')}; running jobs: {jobs or 'none'}")
+    tests = evidence.get("acceptance") or {}
+    if tests:
+        failed = {n: t for n, t in tests.items() if not t.get("passed")}
+        line = f"      acceptance tests: {len(tests) - len(failed)} passed, {len(failed)} failed"
+        for node, test in sorted(failed.items())[:NAMES_SHOWN]:
+            line += (
+                f"; {node}: {test.get('error') or 'exit status ' + str(test.get('exit_status'))}"
+            )
+        lines.append(line)
+    return lines
 
 
 def _evidence_lines(wave: WaveRow, queries: dict[str, str]) -> list[str]:
@@ -171,10 +202,12 @@ def status_text(
             f"  {wave.number:>3} {kind:<6} {wave.status.value:<11} {len(mine):>3} targets "
             f"[{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}]  bake "
             f"{_hm(wave.bake_minutes)}  stalled {wave.stall_gpu_hours:.1f} GPU-h"
+            + (f" (planned {planned:.1f})" if (planned := _planned_stall(row, wave.number)) else "")
             + (f"  attempts {wave.attempts}" if wave.attempts > 1 else "")
         )
         out.append(f"      targets: {_names([t.device for t in mine])}")
-        if wave.evidence:
+        out += _drain_lines(wave)
+        if wave.evidence and wave.decision:
             out += _evidence_lines(wave, queries)
     states = Counter(t.status.value for t in targets)
     cycles = Counter(t.lifecycle.value for t in targets)

@@ -135,6 +135,9 @@ def test_a_rollout_drains_a_running_gang_flashes_accepts_and_resumes(
     figures = {n: f for w in waves for n, f in (w.evidence or {}).get("acceptance", {}).items()}
     assert set(figures) == set(JOB_NODES)
     assert all(f["exit_status"] == 0 and f["figures"]["busbw"] == 389.5 for f in figures.values())
+    status = fleet.plumb("rollout", "status", rollout, ".").stdout
+    assert f"drained via slurm; running jobs: job {job} (32 GPUs on 4 nodes)" in status
+    assert re.search(r"stalled 0\.\d GPU-h \(planned \d+\.\d\)", status), status
 
 
 def test_a_failed_acceptance_leaves_the_node_drained_in_repair(
