@@ -107,17 +107,14 @@ def drain_nodes(
     failed.update(stuck)
     if stuck:
         drainer_of(rt, ctx).release(ctx.id, sorted(stuck))
-        move(rt, ctx, [r for r in rows if r.device in stuck], Lifecycle.in_service)
+        given_back = [r for r in journal.targets(ctx.id) if r.device in stuck]
+        move(rt, ctx, given_back, Lifecycle.in_service)
     if failed:
         journal.set_targets(ctx.id, failed, failed_status, errors=failed)
         rt.record("lifecycle", detail={"rollout": ctx.id, "not_drained": dict(failed)})
-    done = journal.targets(ctx.id)
-    move(
-        rt,
-        ctx,
-        [r for r in done if r.device in set(waiting) - set(stuck)],
-        Lifecycle.maintenance,
-    )
+    names = {r.device for r in rows} - set(failed)
+    done = [r for r in journal.targets(ctx.id) if r.device in names]
+    move(rt, ctx, done, Lifecycle.maintenance)  # repair nodes too: they stayed drained
     return failed
 
 
