@@ -59,12 +59,16 @@ elif mode in ("plan", "noop"):
     loaded = time.perf_counter()
     targets = Targets.for_fleet(fleet)
     obs = observe_all(targets, list(fleet.devices))
-    plan = build_plan(fleet, render_desired(fleet), {n: o.state for n, o in obs.items()})
+    observed = {n: o.state for n, o in obs.items()}
+    planning = time.perf_counter()
+    plan = build_plan(fleet, render_desired(fleet), observed)
+    planned = time.perf_counter()
     assert plan.refused is None, plan.refused
     if mode == "noop":
         assert plan.is_empty(), plan.change_count()
     extra = {"changes": plan.change_count(), "steps": len(plan.steps),
-              "load_s": round(loaded - started, 3)}
+              "load_s": round(loaded - started, 3),
+              "render_plan_s": round(planned - planning, 3)}
 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": elapsed, "cpu": round(cpu, 2), "peak_mb": peak_mb, **extra}))

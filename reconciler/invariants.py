@@ -12,12 +12,14 @@ that every intermediate state it passes through is safe:
 * ``bgp.remote-as``: each end's remote-as for the other equals the other's ASN.
 
 Evaluation is local: :func:`breaches_around` looks only at the ports of the given
-devices (cabling index look-ups), so checking a step costs O(ports touched).
+devices (cabling index look-ups), and :func:`breaches_on_ports` only at the named
+ports of each device (a device-wide setting such as the ASN or the DSCP map names
+all of them), so checking a step costs O(ports whose ends change).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from intent.fleet import Fleet
@@ -95,11 +97,13 @@ def _link_breaches(
         yield Breach("qos.dscp-pair", str(local), f"{local} and {peer} DSCP maps differ")
 
 
-def _host_breaches(fleet: Fleet, states: Mapping[str, State], device: str) -> Iterable[Breach]:
+def _host_breaches(
+    fleet: Fleet, states: Mapping[str, State], device: str, ports: Iterable[PortLink] | None = None
+) -> Iterable[Breach]:
     state = states.get(device)
     if state is None or fleet.devices[device].role is not Role.gpu_node:
         return
-    for pl in fleet.cabling.ports(device):
+    for pl in fleet.cabling.ports(device) if ports is None else ports:
         mtu = _int(state.get(f"nics/{pl.local.port}/mtu"))
         rdma = _int(state.get(f"nics/{pl.local.port}/rdma_mtu"))
         if mtu is not None and rdma is not None and rdma + RDMA_OVERHEAD > mtu:
@@ -136,13 +140,24 @@ def breaches_around(
     fleet: Fleet, states: Mapping[str, State], devices: Iterable[str]
 ) -> set[Breach]:
     """Every breach on the given devices and on the links that touch them."""
+    return breaches_on_ports(fleet, states, {device: None for device in devices})
+
+
+def breaches_on_ports(
+    fleet: Fleet, states: Mapping[str, State], ports: Mapping[str, Collection[str] | None]
+) -> set[Breach]:
+    """Every breach on the named ports of each device (``None``: all its ports) and on
+    the links cabled to them."""
     found: set[Breach] = set()
     dscp: dict[str, dict[str, Scalar]] = {}
-    for device in devices:
+    for device, names in ports.items():
         if device not in fleet.devices:
             continue
-        found.update(_host_breaches(fleet, states, device))
-        for pl in fleet.cabling.ports(device):
+        links = fleet.cabling.ports(device)
+        if names is not None:
+            links = [pl for pl in links if pl.local.port in names]
+        found.update(_host_breaches(fleet, states, device, links))
+        for pl in links:
             reverse = fleet.cabling.at(pl.peer.device, pl.peer.port)
             for direction in (pl, reverse):
                 if direction is None:

@@ -14,8 +14,10 @@ Phases, in order (each phase is one step; all devices of a step change together)
 9. ``firmware``       NOS and host firmware versions
 
 The order is then *proved* for this plan: starting from the observed states, each
-step is applied in simulation and :func:`~reconciler.invariants.breaches_around`
-must find no breach that was not already there. If one appears (typically because
+step is applied in simulation and :func:`~reconciler.invariants.breaches_on_ports`
+must find no breach that was not already there. Only links whose ends change in the
+step are checked (:func:`ports_changed`): a link whose two ends hold what they held
+cannot break. If one appears (typically because
 the other end of a pair is not in the plan: unselected, unreachable or held), the
 plan is refused with the breach that makes it unsafe. A pairwise change towards a
 device that could not be observed cannot be proved at all
@@ -24,13 +26,13 @@ device that could not be observed cannot be proved at all
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from intent.fleet import Fleet
 from inventory.models import Role
-from reconciler.invariants import Breach, breaches_around
-from reconciler.settings import Change, Scalar, State, apply_changes
+from reconciler.invariants import Breach, breaches_on_ports
+from reconciler.settings import Change, State, apply_changes
 
 PHASES = (
     "device-local",
@@ -141,15 +143,39 @@ def unprovable_links(fleet: Fleet, steps: Sequence[Step], unobserved: Collection
     return found
 
 
+# Settings an invariant reads (reconciler.invariants), by where they sit: under one
+# port (``interfaces/<port>/`` or ``nics/<port>/``) or device-wide.
+_PORT_SETTINGS = ("/mtu", "/rdma_mtu", "/pfc_priorities", "/address")
+_DEVICE_SETTINGS = ("bgp/asn", "qos/dscp/", "bgp/neighbors/")
+
+
+def ports_changed(changes: Iterable[Change]) -> frozenset[str] | None:
+    """The ports whose invariants ``changes`` can move: ``None`` for all of the device's
+    (a device-wide setting), empty when no invariant reads what changes."""
+    ports: set[str] = set()
+    for change in changes:
+        path = change.path
+        if path.startswith(_DEVICE_SETTINGS):
+            return None
+        head, _, rest = path.partition("/")
+        if head in ("interfaces", "nics") and rest.endswith(_PORT_SETTINGS):
+            ports.add(rest.rsplit("/", 1)[0])
+    return frozenset(ports)
+
+
 def prove_order(fleet: Fleet, observed: Mapping[str, State], steps: Sequence[Step]) -> None:
     """Simulate the steps from ``observed``; raise UnsafePlan at the first new breach."""
-    states: dict[str, dict[str, Scalar]] = {name: dict(state) for name, state in observed.items()}
+    states: dict[str, State] = dict(observed)  # a device's state is replaced, never edited
     for step in steps:
-        touched = step.devices()
-        before = breaches_around(fleet, states, touched)
+        touched: dict[str, frozenset[str] | None] = {}
+        for device, device_changes in step.changes.items():
+            ports = ports_changed(device_changes)
+            if ports is None or ports:
+                touched[device] = ports
+        before = breaches_on_ports(fleet, states, touched)
         for device, device_changes in step.changes.items():
             states[device] = apply_changes(states.get(device, {}), device_changes)
-        after = breaches_around(fleet, states, touched)
+        after = breaches_on_ports(fleet, states, touched)
         new = sorted(after - before)
         if new:
             raise UnsafePlan(step.phase, new)

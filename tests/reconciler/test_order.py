@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from intent.fleet import Fleet
 from reconciler.invariants import breaches_around
-from reconciler.order import PHASES, UnsafePlan, order_changes, prove_order
+from reconciler.order import PHASES, Step, UnsafePlan, order_changes, ports_changed, prove_order
 from reconciler.plan import build_plan
 from reconciler.render import render_desired
-from reconciler.settings import Scalar, apply_changes, as_desired_state
+from reconciler.settings import Change, Scalar, apply_changes, as_desired_state
 from tests.fleetcopy import FleetCopy, copy_orion
 
 VERBS = [256, 512, 1024, 2048, 4096]
@@ -174,3 +174,105 @@ def test_prove_order_raises_on_a_one_sided_qos_change(tmp_path: Path) -> None:
 def test_phases_are_a_fixed_total_order() -> None:
     """The phase list names each phase once; steps follow it."""
     assert len(PHASES) == len(set(PHASES))
+
+
+def _verdict_checking_every_port(
+    fleet: Fleet, observed: dict[str, dict[str, Scalar]], steps: list[Step]
+) -> tuple[str, list[str]] | None:
+    """The proof as it was before it narrowed to changed ports: every port of every
+    device in a step, before and after it."""
+    states = {n: dict(s) for n, s in observed.items()}
+    for step in steps:
+        touched = step.devices()
+        before = breaches_around(fleet, states, touched)
+        for device, changes in step.changes.items():
+            states[device] = apply_changes(states.get(device, {}), changes)
+        new = sorted(breaches_around(fleet, states, touched) - before)
+        if new:
+            return step.phase, [b.subject for b in new]
+    return None
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    before=_valid_mtu(),
+    after=_valid_mtu(),
+    roce=st.integers(0, 5),
+    left_out=st.sets(st.integers(0, 200), max_size=12),
+)
+def test_checking_changed_ports_decides_as_checking_every_port(
+    base: FleetCopy,
+    before: tuple[int, int, int],
+    after: tuple[int, int, int],
+    roce: int,
+    left_out: set[int],
+) -> None:
+    """With random devices left out of a random MTU and PFC change (so some orders are
+    unsafe), the proof over changed ports refuses exactly what the all-port proof does."""
+    copy = base
+    copy.write("intent/mtu.yaml", _mtu_yaml(*before))
+    fleet = copy.load()
+    start = _states(fleet)
+    copy.write("intent/mtu.yaml", _mtu_yaml(*after))
+    fleet = copy.load()
+    wanted = _states(fleet)
+    names = sorted(wanted)
+    skipped = {names[i % len(names)] for i in left_out}
+    changes = {
+        name: [
+            Change(path, start[name].get(path), value)
+            for path, value in sorted(wanted[name].items())
+            if start[name].get(path) != value
+        ]
+        + [
+            Change(
+                f"{prefix}/pfc_priorities", start[name].get(f"{prefix}/pfc_priorities"), str(roce)
+            )
+            for prefix in sorted(
+                {p.rsplit("/", 1)[0] for p in start[name] if p.endswith("/pfc_priorities")}
+            )[:1]
+        ]
+        for name in names
+        if name not in skipped
+    }
+    steps = order_changes(fleet, {n: cs for n, cs in changes.items() if cs})
+    expected = _verdict_checking_every_port(fleet, start, steps)
+    try:
+        prove_order(fleet, start, steps)
+        got = None
+    except UnsafePlan as exc:
+        got = (exc.phase, [b.subject for b in exc.breaches])
+    assert got == expected
+
+
+def test_ports_changed_names_the_ports_an_invariant_reads() -> None:
+    """Port settings name their port, device-wide ones every port, the rest none."""
+    assert ports_changed([Change("interfaces/Ethernet1/1/mtu", 9100, 9214)]) == {"Ethernet1/1"}
+    assert ports_changed([Change("nics/eth0/rdma_mtu", 2048, 4096)]) == {"eth0"}
+    assert ports_changed([Change("interfaces/Ethernet2/description", "a", "b")]) == set()
+    assert ports_changed([Change("firmware/nic", "28.41", "28.43")]) == set()
+    assert ports_changed([Change("bgp/asn", 64600, 64601)]) is None
+    assert ports_changed([Change("qos/dscp/26", 3, 4)]) is None
+    assert ports_changed([Change("bgp/neighbors/10.0.0.1/remote_as", 1, 2)]) is None
+
+
+def test_a_firmware_step_checks_no_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that moves only firmware asks the invariants about no port at all."""
+    import reconciler.order
+
+    copy = copy_orion(tmp_path)
+    fleet = copy.load()
+    start = _states(fleet)
+    asked: list[dict[str, object]] = []
+    real = reconciler.order.breaches_on_ports
+
+    def spy(fleet: Fleet, states: object, ports: dict[str, object]) -> object:
+        asked.append(dict(ports))
+        return real(fleet, states, ports)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reconciler.order, "breaches_on_ports", spy)
+    steps = order_changes(fleet, {n: [Change("firmware/bios", "1.0", "1.1")] for n in start})
+    prove_order(fleet, start, steps)
+    assert asked == [{}, {}]
