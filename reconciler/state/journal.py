@@ -445,16 +445,19 @@ class Journal:
         names = list(devices)
         with self._db.transaction() as conn:
             if status is TargetStatus.in_flight:
-                missing = [
-                    n
-                    for n in names
-                    if conn.execute(
-                        "SELECT before IS NULL FROM rollout_target"
-                        " WHERE rollout = ? AND device = ?",
-                        (rollout, n),
-                    ).fetchone()
-                    != (0,)
-                ]
+                # One query per 500 devices, not a round trip per device (what a
+                # networked database charges for).
+                recorded: set[str] = set()
+                for start in range(0, len(names), 500):
+                    chunk = names[start : start + 500]
+                    marks = ", ".join("?" * len(chunk))
+                    rows = conn.execute(
+                        "SELECT device FROM rollout_target WHERE rollout = ?"
+                        f" AND before IS NOT NULL AND device IN ({marks})",
+                        (rollout, *chunk),
+                    ).fetchall()
+                    recorded.update(str(row[0]) for row in rows)
+                missing = [n for n in names if n not in recorded]
                 if missing:
                     raise JournalError(
                         f"refusing to write {', '.join(missing[:5])}: no before-state recorded"
