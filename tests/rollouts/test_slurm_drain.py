@@ -144,7 +144,8 @@ def test_a_failed_acceptance_leaves_the_node_drained_in_repair(
     cluster: SlurmCluster, fleet: GitFleet, tmp_path: Path
 ) -> None:
     """A node failing its acceptance test stays drained, its reason saying why, and
-    fails the wave; the nodes that passed are resumed."""
+    fails the wave; once repaired, the rollback takes it back through acceptance and
+    Slurm resumes it."""
     for node in JOB_NODES:
         (tmp_path / "failing" / node).touch()
     run = fleet.plumb("rollout", "start", SPEC, ".")
@@ -162,6 +163,13 @@ def test_a_failed_acceptance_leaves_the_node_drained_in_repair(
         assert "DRAIN" not in _state(cluster, node)[0]
     with fleet.db() as db:
         assert db.journal.get(rollout).status is RolloutStatus.aborted  # type: ignore[union-attr]
+    for node in JOB_NODES:  # repaired: the rollback's acceptance passes, Slurm gets it back
+        (tmp_path / "failing" / node).unlink()
+    rolled = fleet.plumb("rollback", rollout, ".")
+    assert rolled.exit_code == 0, rolled.stdout + rolled.stderr
+    for node in repair:
+        assert "DRAIN" not in _state(cluster, node)[0]
+    assert {r.lifecycle for r in fleet.targets(rollout)} == {Lifecycle.in_service}
 
 
 def test_a_node_another_actor_drained_is_left_alone(cluster: SlurmCluster, fleet: GitFleet) -> None:
