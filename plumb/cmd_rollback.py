@@ -9,17 +9,20 @@ Exit codes: 0 restored and verified, 1 some target could not be restored (named)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumb.app import PathArg, app, fail
+from plumb.app import FormatOpt, PathArg, app, check_format, fail
 from plumb.cmd_rollout import IdArg, _lease, _show_status
-from plumb.context import fleet_context
+from plumb.context import FleetContext, fleet_context
 from plumb.rolloutrt import rollout_runtime
 from reconciler.errors import FencedOut, Frozen
 from reconciler.state.journal import RolloutStatus, WaveStatus
 from rollouts.spec import RollbackScope
+
+if TYPE_CHECKING:
+    from rollouts.rollback import RollbackReport
 
 pins_app = typer.Typer(
     help="Rollback pins: fields held at their before-state.", no_args_is_help=True
@@ -54,6 +57,7 @@ def rollback_command(
         str | None,
         typer.Option(help="Also commit a git revert of the intent change on this new branch."),
     ] = None,
+    format: FormatOpt = "text",
 ) -> None:
     """Restore the recorded before-states, verify by re-observe, pin the fields."""
     from rollouts.execute import RolloutStopped, load_context
@@ -61,6 +65,8 @@ def rollback_command(
     from rollouts.gitpin import revert_branch as make_branch
     from rollouts.rollback import RollbackError, rollback
 
+    check_format(format)
+    text = format == "text"
     with fleet_context(path) as context:
         journal = context.db.journal
         row = journal.get(rollout)
@@ -69,7 +75,7 @@ def rollback_command(
         names = [t.device for t in journal.targets(rollout)]
         with (
             _lease(context, f"rollback {rollout}") as token,
-            rollout_runtime(context, token, names, show=True) as runtime,
+            rollout_runtime(context, token, names, show=text) as runtime,
         ):
             spec = load_context(runtime, rollout).spec
             if row.status.active and row.status is not RolloutStatus.rolling_back:
@@ -95,7 +101,8 @@ def rollback_command(
                 raise fail(str(exc)) from None
             except (RolloutStopped, Frozen, FencedOut) as exc:
                 raise fail(f"rollback stopped: {exc}; run it again once cleared", 1) from None
-        typer.echo(f"{report.summary()}; {report.pinned} field(s) pinned")
+        if text:
+            typer.echo(f"{report.summary()}; {report.pinned} field(s) pinned")
         for name, error in sorted(report.failed.items()):
             typer.echo(f"  FAILED {name}: {error}", err=True)
         for name, why in sorted(report.kept.items()):
@@ -106,6 +113,7 @@ def rollback_command(
             typer.echo(f"  REFUSED: {report.refused}", err=True)
             if not only_safe:
                 typer.echo(_next_step(rollout, chosen_scope, emergency, target or []), err=True)
+        revert: dict[str, str] | None = None
         if revert_branch:
             change = intent_change(context.fleet.root, row.intent_commit or "HEAD")
             if change is None:
@@ -119,13 +127,34 @@ def rollback_command(
                     "rollback",
                     detail={"rollout": rollout, "revert_branch": revert_branch, "commit": made},
                 )
-                typer.echo(
-                    f"wrote a revert of {change[:12]} on branch {revert_branch} ({made[:12]}) "
-                    "for review; your checkout is unchanged"
-                )
-        _show_status(context, rollout, "text")
+                revert = {"branch": revert_branch, "reverts": change, "commit": made}
+                if text:
+                    typer.echo(
+                        f"wrote a revert of {change[:12]} on branch {revert_branch} "
+                        f"({made[:12]}) for review; your checkout is unchanged"
+                    )
+        if text:
+            _show_status(context, rollout, "text")
+        else:
+            _print_rollback_json(context, rollout, report, revert)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _print_rollback_json(
+    context: FleetContext, rollout: str, report: RollbackReport, revert: dict[str, str] | None
+) -> None:
+    from ci.journalfmt import status_json
+    from ci.planfmt import dumps
+    from ci.statefmt import rollback_json
+
+    journal = context.db.journal
+    row = journal.get(rollout)
+    assert row is not None  # it was there when the rollback began; rows are never deleted
+    status = status_json(
+        row, journal.waves(rollout), journal.targets(rollout), journal.pins(rollout)
+    )
+    typer.echo(dumps(rollback_json(rollout, report, revert, status)), nl=False)
 
 
 def _next_step(rollout: str, scope: RollbackScope, emergency: bool, targets: list[str]) -> str:
@@ -143,10 +172,17 @@ def _next_step(rollout: str, scope: RollbackScope, emergency: bool, targets: lis
 
 
 @pins_app.command("list")
-def pins_list(path: PathArg = Path(".")) -> None:
+def pins_list(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """Active pins: device, field, held value, reason."""
+    from ci.planfmt import dumps
+    from ci.statefmt import pins_json
+
+    check_format(format)
     with fleet_context(path) as context:
         pins = context.db.journal.pins()
+        if format == "json":
+            typer.echo(dumps(pins_json(pins)), nl=False)
+            return
         if not pins:
             typer.echo("no active pins")
             return
@@ -159,14 +195,22 @@ def pins_release(
     path: PathArg = Path("."),
     rollout: Annotated[str | None, typer.Option(help="Release the pins of this rollout.")] = None,
     device: Annotated[str | None, typer.Option(help="Release the pins of this device.")] = None,
+    format: FormatOpt = "text",
 ) -> None:
     """Release pins once the intent is fixed: the reconciler owns the fields again."""
+    from ci.planfmt import dumps
+    from ci.statefmt import pins_release_json
+
+    check_format(format)
     if rollout is None and device is None:
         raise fail("name --rollout or --device")
     with fleet_context(path) as context:
         count = context.db.journal.release_pins(context.actor, rollout=rollout, device=device)
         context.audit("pin", detail={"released": count, "rollout": rollout, "device": device})
-        typer.echo(f"released {count} pin(s)")
+        if format == "json":
+            typer.echo(dumps(pins_release_json(count, rollout, device)), nl=False)
+        else:
+            typer.echo(f"released {count} pin(s)")
 
 
 app.add_typer(pins_app, name="pins")

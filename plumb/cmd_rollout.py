@@ -433,14 +433,20 @@ def rollout_status(
 
 
 @rollout_app.command("list")
-def rollout_list(path: PathArg = Path(".")) -> None:
+def rollout_list(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """Every recorded rollout with its status."""
     from ci.journalfmt import list_text
+    from ci.statefmt import rollout_list_json
 
+    check_format(format)
     with fleet_context(path) as context:
         journal = context.db.journal
         rows = journal.all()
-        sys.stdout.write(list_text(rows, {r.id: journal.waves(r.id) for r in rows}))
+        waves = {r.id: journal.waves(r.id) for r in rows}
+        if format == "json":
+            sys.stdout.write(dumps(rollout_list_json(rows, waves)))
+        else:
+            sys.stdout.write(list_text(rows, waves))
 
 
 @rollout_app.command("abort")

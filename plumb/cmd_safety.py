@@ -8,8 +8,15 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import PathArg, app, fail
+from plumb.app import FormatOpt, PathArg, app, check_format, fail
 from plumb.context import fleet_context
+
+
+def _print_json(document: dict[str, object]) -> None:
+    from ci.planfmt import dumps
+
+    typer.echo(dumps(document), nl=False)
+
 
 audit_app = typer.Typer(help="The append-only, hash-chained audit log.", no_args_is_help=True)
 lease_app = typer.Typer(help="The single-writer lease of the fleet.", no_args_is_help=True)
@@ -19,20 +26,33 @@ lease_app = typer.Typer(help="The single-writer lease of the fleet.", no_args_is
 def freeze(
     path: PathArg = Path("."),
     reason: Annotated[str, typer.Option(help="Why; shown to everyone who is refused.")] = "",
+    format: FormatOpt = "text",
 ) -> None:
     """Kill switch: refuse every write from now on; in-flight applies stop at the next device."""
+    from ci.statefmt import freeze_json
+
+    check_format(format)
     if not reason.strip():
         raise fail("--reason is required")
     with fleet_context(path) as context:
         status = context.db.freeze.freeze(context.actor, reason)
+    if format == "json":
+        _print_json(freeze_json("freeze", status))
+    else:
         typer.echo(status.describe())
 
 
 @app.command()
-def unfreeze(path: PathArg = Path(".")) -> None:
+def unfreeze(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """Lift the kill switch."""
+    from ci.statefmt import freeze_json
+
+    check_format(format)
     with fleet_context(path) as context:
         previous = context.db.freeze.unfreeze(context.actor)
+    if format == "json":
+        _print_json(freeze_json("unfreeze", None, lifted=previous))
+    else:
         typer.echo("unfrozen" if previous else "was not frozen")
 
 
@@ -42,29 +62,23 @@ def audit_show(
     limit: Annotated[int, typer.Option(min=1)] = 50,
     device: str | None = None,
     kind: str | None = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    format: FormatOpt = "text",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON record per line (JSON Lines).")
+    ] = False,
 ) -> None:
     """The newest audit records, oldest first."""
+    from ci.statefmt import audit_json, audit_record_json
+
+    check_format(format)
     with fleet_context(path) as context:
         records = context.db.audit.records(limit, device=device, kind=kind)
+        if format == "json":
+            _print_json(audit_json(records))
+            return
         for r in records:
             if as_json:
-                typer.echo(
-                    json.dumps(
-                        {
-                            "seq": r.seq,
-                            "at": r.at.isoformat(),
-                            "kind": r.kind.value,
-                            "actor": r.actor,
-                            "intent_commit": r.intent_commit,
-                            "device": r.device,
-                            "field": r.field,
-                            "before": r.before,
-                            "after": r.after,
-                            "detail": dict(r.detail),
-                        }
-                    )
-                )
+                typer.echo(json.dumps(audit_record_json(r)))
                 continue
             what = f"{r.device or ''} {r.field or ''}".strip()
             change = f" {r.before!r} -> {r.after!r}" if r.field else ""
@@ -76,10 +90,16 @@ def audit_show(
 
 
 @audit_app.command("verify")
-def audit_verify(path: PathArg = Path(".")) -> None:
+def audit_verify(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """Recompute the hash chain; name every row that was edited, removed or reordered."""
+    from ci.statefmt import audit_verify_json
+
+    check_format(format)
     with fleet_context(path) as context:
         verdict = context.db.audit.verify()
+    if format == "json":
+        _print_json(audit_verify_json(verdict))
+        raise typer.Exit(0 if verdict.ok else 1)
     for problem in verdict.problems:
         typer.echo(f"BAD {problem}")
     for guard in verdict.missing_guards:
@@ -92,10 +112,16 @@ def audit_verify(path: PathArg = Path(".")) -> None:
 
 
 @lease_app.command("show")
-def lease_show(path: PathArg = Path(".")) -> None:
+def lease_show(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """Who holds the fleet's lease, and since when."""
+    from ci.statefmt import lease_json
+
+    check_format(format)
     with fleet_context(path) as context:
         current = context.db.lease.current()
+        if format == "json":
+            _print_json(lease_json(current, context.db.now()))
+            return
         typer.echo("no lease held" if current is None else current.describe(context.db.now()))
 
 
