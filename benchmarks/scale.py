@@ -1,6 +1,6 @@
 """Scale benchmark: validate and plan at 32, 512 and 4,096 nodes.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 32 512 4096] [--only validate|plan]
+    .venv/bin/python benchmarks/scale.py [--sizes 32 512 4096] [--only validate|plan|rollout]
                                          [--base REV]
 
 For each size a rail-optimized fleet is generated (benchmarks/genfleet.py), then each
@@ -10,7 +10,9 @@ measurement runs in a fresh Python process so peak memory (ru_maxrss) is its own
   built-in policy, as ``plumb validate`` does;
 * ``plan``: render desired state, observe every device of a lab fleet that still
   has work (older firmware, drift), diff, order and prove the order;
-* ``no-op plan``: the same against a lab already at its intent (the plan is empty).
+* ``no-op plan``: the same against a lab already at its intent (the plan is empty);
+* ``rollout plan``: the HX8 firmware rollout over every GPU node (strata, canary,
+  waves within the caps, price, bake), timed without the load.
 
 Printed: seconds, CPU seconds, peak MB, the machine's load average when the
 measurement ended, and the growth ratio against the previous size beside the node
@@ -69,6 +71,18 @@ elif mode in ("plan", "noop"):
     extra = {"changes": plan.change_count(), "steps": len(plan.steps),
               "load_s": round(loaded - started, 3),
               "render_plan_s": round(planned - planning, 3)}
+elif mode == "rollout":
+    from benchmarks.bench_rollouts import SPEC, firmware_changes
+    from intent.fleet import load_fleet
+    from rollouts.load import load_rollout
+    from rollouts.planning import plan_changes
+    fleet = load_fleet(repo)
+    spec = load_rollout(repo, SPEC).spec
+    changes = firmware_changes(fleet)
+    extra = {"load_s": round(time.perf_counter() - started, 3)}
+    started, cpu_started = time.perf_counter(), time.process_time()  # the planning alone
+    plan = plan_changes(fleet, spec, changes, selected=tuple(changes))
+    extra["waves"] = len(plan.waves.waves)
 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": elapsed, "cpu": round(cpu, 2), "peak_mb": peak_mb, **extra}))
@@ -122,11 +136,14 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                 make_lab(repo, at_intent=True)
                 for label, tree in trees:
                     rows.append(("no-op plan", label, nodes, run_child("noop", repo, tree)))
+            if args.only in (None, "rollout"):
+                for label, tree in trees:
+                    rows.append(("rollout plan", label, nodes, run_child("rollout", repo, tree)))
     return rows
 
 
 def print_rows(rows: list[Row]) -> None:
-    print(f"{'measure':<12} {'tree':<5} {'nodes':>6} {'seconds':>9} {'CPU s':>7} {'peak MB':>8} "
+    print(f"{'measure':<13} {'tree':<5} {'nodes':>6} {'seconds':>9} {'CPU s':>7} {'peak MB':>8} "
           f"{'load':>5} {'time x':>7} {'nodes x':>7}  detail")
     previous: dict[tuple[str, str], tuple[int, float]] = {}
     for measure, label, nodes, result in rows:
@@ -138,7 +155,7 @@ def print_rows(rows: list[Row]) -> None:
         previous[measure, label] = (nodes, result["seconds"])
         detail = ", ".join(f"{k} {v}" for k, v in result.items()
                            if k not in ("seconds", "cpu", "peak_mb", "load"))
-        print(f"{measure:<12} {label:<5} {nodes:>6} {result['seconds']:>9.2f} "
+        print(f"{measure:<13} {label:<5} {nodes:>6} {result['seconds']:>9.2f} "
               f"{result['cpu']:>7.2f} {result['peak_mb']:>8.0f} {result['load']:>5.2f} "
               f"{growth:>7} {node_growth:>7}  {detail}")
 
@@ -146,7 +163,7 @@ def print_rows(rows: list[Row]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 512, 4096])
-    parser.add_argument("--only", choices=["validate", "plan"], default=None)
+    parser.add_argument("--only", choices=["validate", "plan", "rollout"], default=None)
     parser.add_argument("--base", default=None, help="Also measure this earlier commit.")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:

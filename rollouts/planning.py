@@ -109,9 +109,15 @@ def plan_changes(
     strata = stratify(fleet, changes, spec.strata.extra_attributes)
     waves = plan_waves(fleet, spec, strata)
     seat_of = seats(fleet, strata.targets)
+    stratum_of = {t: i for i, s in enumerate(strata.strata) for t in s.members}
+    bakes: dict[int, BakeSizing] = {}  # a wave's bake depends on its size alone
     reports = []
     for wave in waves.waves:
         places = [seat_of[t].domains for t in wave.targets]
+        count = len(wave.targets)
+        if count not in bakes:
+            bakes[count] = size_bake(spec.bake, count)
+        met = sorted({stratum_of[t] for t in wave.targets if t in stratum_of})
         reports.append(
             WaveReport(
                 wave=wave,
@@ -119,9 +125,9 @@ def plan_changes(
                 dp_replicas=tuple(
                     sorted({p[Domain.dp_replica] for p in places if Domain.dp_replica in p})
                 ),
-                strata=tuple(s.id for s in strata.strata if set(s.members) & set(wave.targets)),
+                strata=tuple(strata.strata[i].id for i in met),
                 stall=wave_stall(wave.targets, seat_of, spec.price, drain=spec.drains),
-                bake=size_bake(spec.bake, len(wave.targets)),
+                bake=bakes[count],
             )
         )
     targets = strata.targets

@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rollouts.canary import pick_canary
 from rollouts.caps import EPSILON, Limits, PlanError, WaveLoad
-from rollouts.gangsplit import colour_classes
 from rollouts.spec import RolloutSpec
 from rollouts.strata import Stratification
-from rollouts.topology import Domain, FleetShape, Seat, seats
+from rollouts.topology import FleetShape, seats
+from rollouts.wavepools import GangPool, RackQueues, gang_share
 
 
 @dataclass(frozen=True)
@@ -86,10 +85,13 @@ def plan_waves(fleet: FleetShape, spec: RolloutSpec, strata: Stratification) -> 
     canary = pick_canary(strata, spec.strata, limits, seat_of, rank, drain=spec.drains)
     waves = [Wave(i + 1, True, tuple(w), len(w)) for i, w in enumerate(canary)]
     done = {t for w in canary for t in w}
-    remaining = [t for t in sorted(targets, key=rank.__getitem__) if t not in done]
+    ordered = [t for t in sorted(targets, key=rank.__getitem__) if t not in done]
+    gangs = GangPool(ordered if spec.drain else (), seat_of, limits)
+    spread = RackQueues([t for t in ordered if not spec.drain or seat_of[t].gang is None], seat_of)
+    left = len(ordered)
     drained = {gang for t in done if (gang := seat_of[t].gang) is not None}
     previous = len(done)
-    while remaining:
+    while left:
         if len(waves) == len(canary) and spec.waves.first_wave is not None:
             size = spec.waves.first_wave
         else:
@@ -97,72 +99,64 @@ def plan_waves(fleet: FleetShape, spec: RolloutSpec, strata: Stratification) -> 
         size = max(1, size if limits.wave is None else min(size, limits.wave))
         load = WaveLoad(limits, seat_of, size)
         if spec.drain:
-            _take_gangs(load, remaining, seat_of, drained)
-        _take_spread(load, [t for t in remaining if not spec.drain or seat_of[t].gang is None])
+            _take_gangs(load, gangs, drained)
+        _take_spread(load, spread)
         if not load.members:  # cannot happen: an empty wave takes any one target
             raise PlanError(f"no target fits an empty wave ({', '.join(limits.describe())})")
-        taken = set(load.members)
-        remaining = [t for t in remaining if t not in taken]
+        gangs.remove(load.members)
+        spread.remove(load.members)
+        left -= len(load.members)
         drained |= load.gangs
-        held = len(load.members) < size and bool(remaining)
+        held = len(load.members) < size and left > 0
         waves.append(Wave(len(waves) + 1, False, tuple(sorted(load.members)), size, held))
         previous = len(load.members)
     return WavePlan(tuple(waves), limits, spec.seed)
 
 
-def _take_spread(load: WaveLoad, candidates: Sequence[str]) -> None:
-    """Add candidates round-robin over racks, in the given order, while caps allow."""
-    position: Counter[str] = Counter()
-    keyed = []
-    for index, target in enumerate(candidates):
-        rack = load.seat_of[target].domains[Domain.rack]
-        keyed.append((position[rack], index, target))
-        position[rack] += 1
-    for _, _, target in sorted(keyed):
-        if load.size is not None and len(load.members) >= load.size:
+def _room(load: WaveLoad) -> int:
+    """How many more targets ``load`` may take before its size or per-wave cap."""
+    caps = [c for c in (load.size, load.limits.wave) if c is not None]
+    return min(caps) - len(load.members) if caps else len(load.seat_of)
+
+
+def _take_spread(load: WaveLoad, spread: RackQueues) -> None:
+    """Add candidates round-robin over racks, in rank order, while caps allow."""
+    for target in spread.round_robin():
+        if _room(load) <= 0:
             return
         if load.fits(target):
             load.add(target)
 
 
-def _share(load: WaveLoad, nodes: Sequence[str]) -> list[str]:
-    """The nodes of one gang that ``load`` can still take: the largest of the gang's
-    colour classes (:mod:`rollouts.gangsplit`, so the gang needs no more waves than its
-    replica and rack caps force), then any other node that still fits."""
-    trial = load.copy()
-    classes = colour_classes(nodes, load.seat_of, load.limits)
-    for node in [*classes[0], *nodes] if classes else []:
-        if node not in trial.members and trial.fits(node):
-            trial.add(node)
-    return trial.members[len(load.members) :]
+def _take_gangs(load: WaveLoad, gangs: GangPool, drained: set[str]) -> None:
+    """Fill ``load`` with whole per-wave shares of gangs (see the module docstring).
 
-
-def _take_gangs(
-    load: WaveLoad, remaining: Sequence[str], seat_of: Mapping[str, Seat], drained: set[str]
-) -> None:
-    """Fill ``load`` with whole per-wave shares of gangs (see the module docstring)."""
-    by_gang: dict[str, list[str]] = {}
-    for target in remaining:
-        gang = seat_of[target].gang
-        if gang is not None:
-            by_gang.setdefault(gang, []).append(target)
-    empty = WaveLoad(load.limits, seat_of, load.size)
-    ideal = {gang: len(_share(empty, nodes)) for gang, nodes in by_gang.items()}
-    while by_gang:
+    A gang's share of an empty wave (its *ideal*) is kept between waves until the gang
+    or the wave size changes; a gang whose ideal exceeds the room left cannot join."""
+    taken: set[str] = set()
+    while (room := _room(load)) > 0:
         best: tuple[tuple[bool, float, str], list[str]] | None = None
-        for gang, nodes in by_gang.items():
-            share = _share(load, nodes)
-            if not share or (load.members and len(share) < ideal[gang]):
+        for gang, nodes in gangs.nodes.items():
+            if gang in taken:
                 continue
-            gpus = seat_of[nodes[0]].gang_gpus
-            score = (gang not in drained, -len(share) / gpus, nodes[0])
+            ideal = gangs.ideal(gang, load.size)
+            if not load.members:
+                share = ideal  # an empty wave is the one the ideal was taken in
+            elif len(ideal) > room:
+                continue
+            else:
+                share = gang_share(load, nodes, gangs.classes(gang))
+                if len(share) < len(ideal):
+                    continue
+            if not share:
+                continue
+            score = (gang not in drained, -len(share) / load.seat_of[nodes[0]].gang_gpus, nodes[0])
             if best is None or score < best[0]:
                 best = (score, share)
         if best is None:
             return
-        share = best[1]
-        for node in share:
+        for node in best[1]:
             load.add(node)
-        gang = seat_of[share[0]].gang
-        assert gang is not None
-        del by_gang[gang]
+        joined = load.seat_of[best[1][0]].gang
+        assert joined is not None
+        taken.add(joined)
