@@ -80,6 +80,11 @@ LAZY: dict[str, LazyCommand] = {
     "state": LazyCommand(
         "plumb.cmd_state", "The fleet's state database: where it lives.", group="state_app"
     ),
+    "inventory": LazyCommand(
+        "plumb.cmd_inventory",
+        "The fleet's inventory for other tools (Ansible dynamic inventory).",
+        group="inventory_app",
+    ),
 }
 
 
