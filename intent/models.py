@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictInt, StringConstraints, field_validator, model_validator
 
+from intent.serve import ServeConfig
 from inventory.models import (
     Ipv4,
     Ipv4Interface,
@@ -295,6 +296,7 @@ class PlumbConfig(Strict):
     description: str | None = Field(None, max_length=2000)
     ownership: tuple[ExternalOwner, ...] = ()
     drivers: tuple[DriverRule, ...] = ()
+    serve: ServeConfig = Field(default_factory=ServeConfig)
 
     @field_validator("state_dir")
     @classmethod

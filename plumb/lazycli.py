@@ -85,6 +85,11 @@ LAZY: dict[str, LazyCommand] = {
         "The fleet's inventory for other tools (Ansible dynamic inventory).",
         group="inventory_app",
     ),
+    "serve": LazyCommand(
+        "plumb.cmd_serve",
+        "Run the continuous controller: follow the fleet repo's branch, reconcile on each"
+        " new commit and on an interval, report or correct drift inside sync windows.",
+    ),
 }
 
 

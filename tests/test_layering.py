@@ -18,10 +18,10 @@ EDGE_OWNERS = {
     "netmiko": ["reconciler/drivers/netmiko_*.py"],
     "paramiko": ["reconciler/drivers/netmiko_*.py"],
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
-    "git": ["ci/gitrepo.py", "ci/gitrev.py", "rollouts/gitpin.py"],
+    "git": ["ci/gitrepo.py", "ci/gitrev.py", "ci/gitpoll.py", "rollouts/gitpin.py"],
     "sqlite3": ["reconciler/state/*.py"],
     "psycopg": ["reconciler/state/pg*.py"],
-    "urllib": ["rollouts/sources/prometheus.py"],
+    "urllib": ["rollouts/sources/prometheus.py", "plumb/serve/sender.py"],
 }
 
 

@@ -183,6 +183,18 @@ class Audit:
             rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
         return [_record(row) for row in reversed(rows)]
 
+    def after(self, seq: int, limit: int = 500) -> list[AuditRecord]:
+        """Up to ``limit`` records with a sequence number above ``seq``, oldest first."""
+        with self._db.reading() as conn:
+            cursor = conn.execute(
+                f"SELECT {_COLUMNS}, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq"
+                " LIMIT ?",
+                (seq, limit),
+            )
+            names = [column[0] for column in cursor.description]
+            rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+        return [_record(row) for row in rows]
+
     def open_writes(self) -> dict[str, list[AuditRecord]]:
         """Per device, the ``write`` records no ``result`` record followed: writes a run
         that died (crash, kill) left with an unknown outcome, oldest first."""

@@ -49,6 +49,7 @@ from reconciler.state.dbfile import (
 from reconciler.state.freeze import Freeze
 from reconciler.state.journal import JOURNAL_MIGRATION, Journal
 from reconciler.state.lease import Lease, LeaseToken
+from reconciler.state.outbox import OUTBOX_MIGRATION, Outbox
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -96,6 +97,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            BEGIN SELECT RAISE(ABORT, 'audit log is append-only: DELETE refused'); END""",
     ),
     JOURNAL_MIGRATION,
+    OUTBOX_MIGRATION,
 )
 
 
@@ -143,6 +145,7 @@ class StateDB:
         self.lease = Lease(self, self.audit)
         self.freeze = Freeze(self, self.audit)
         self.journal = Journal(self)
+        self.outbox = Outbox(self)
 
     @property
     def location(self) -> str:

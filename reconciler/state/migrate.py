@@ -26,9 +26,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("rollout_wave", "rollout, number"),
     ("rollout_target", "rollout, device"),
     ("pin", "id"),
+    ("outbox", "id"),
+    ("controller_cursor", "name"),
 )
 # Identity columns whose sequences must continue after the copied values.
-SEQUENCES = (("lease", "token"), ("pin", "id"))
+SEQUENCES = (("lease", "token"), ("pin", "id"), ("outbox", "id"))
 
 
 class MigrationRefused(StateError):

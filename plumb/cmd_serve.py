@@ -1,0 +1,85 @@
+"""``plumb serve``: run the continuous controller for one fleet (docs/serve.md)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from plumb.app import PathArg, app, fail, fleet_root
+from plumb.context import current_actor
+
+
+def webhook_secret(root: Path, env: str, file: str | None) -> bytes:
+    """The push webhook's shared secret: ``$env``, else a file only its owner can read;
+    empty when neither is set (every push is then refused)."""
+    value = os.environ.get(env, "").strip()
+    if value:
+        return value.encode()
+    if file is None:
+        return b""
+    path = root / Path(file).expanduser()
+    mode = path.stat().st_mode
+    if mode & 0o077:
+        raise fail(f"{path} has mode {stat.S_IMODE(mode):04o}: run `chmod 600 {path}`")
+    return path.read_text(encoding="utf-8").strip().encode()
+
+
+@app.command()
+def serve(
+    path: PathArg = Path("."),
+    listen: Annotated[
+        str, typer.Option(help="HOST:PORT for /webhook, /healthz, /readyz and /metrics.")
+    ] = "127.0.0.1:9464",
+    once: Annotated[bool, typer.Option("--once", help="Run one turn and exit.")] = False,
+) -> None:
+    """Run the continuous controller: follow the fleet repo's branch, reconcile on each
+    new commit and on an interval, report or correct drift inside sync windows."""
+    from plumb.serve.controller import Controller, log
+    from plumb.serve.httpd import ControllerHttp, Endpoints
+    from plumb.serve.sender import Sender
+    from reconciler.state.dbfile import StateError
+
+    root = fleet_root(path)
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise fail(f"--listen {listen!r} is not HOST:PORT")
+    try:
+        controller = Controller(root, f"{current_actor()} (serve)")
+    except StateError as exc:
+        raise fail(str(exc), 1) from None
+    serve_config = controller.serve
+    secret = webhook_secret(root, serve_config.webhook_secret_env, serve_config.webhook_secret_file)
+    http = ControllerHttp(
+        host,
+        int(port),
+        Endpoints(
+            secret=lambda: secret,
+            on_push=controller.on_push,
+            ready=controller.ready,
+            metrics=controller.metrics.render,
+        ),
+    )
+    sender = Sender(controller.db, lambda: controller.status.leader)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        controller.stopping.set()
+        controller.wake.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    http.start()
+    sender.start()
+    log(f"plumb serve {controller.fleet.config.fleet} listening on {host}:{http.port}")
+    try:
+        controller.run(once=once)
+    finally:
+        sender.stop()
+        http.stop()
+        controller.close()
+        log("stopped")

@@ -1,0 +1,282 @@
+"""The controller loop of ``plumb serve``: lead (or stand by), follow git, reconcile.
+
+Each turn: make sure of leadership (PostgreSQL state: a session advisory lock, see
+:mod:`reconciler.state.pgleader`; SQLite state: one controller per state file, the
+lease still serialises writers); on taking over, end a lease an earlier controller
+left behind; fetch the followed branch when the poll interval elapsed or a push
+webhook woke the loop; reconcile on a new commit or when the reconcile interval
+elapsed; turn committed rollout decisions in the audit log into notices; refresh the
+metrics. A failed turn is logged and retried at the next one: the loop never dies of
+an unreachable state database or a git error.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter as Tally
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ci.gitpoll import PollError, fetch_and_fast_forward, head_commit
+from intent.fleet import load_fleet
+from inventory.problems import InputError
+from plumb.context import FleetContext
+from plumb.serve.metrics import ServeMetrics
+from plumb.serve.reconcile import NoticeMemory, PassResult, queue_notice, reconcile_pass
+from reconciler.controller.notices import Notice, notice_from_audit
+from reconciler.controller.webhook import Push
+from reconciler.drivers.base import Outcome
+from reconciler.errors import FencedOut, Frozen
+from reconciler.state.db import StateDB
+from reconciler.state.dbfile import StateError
+from reconciler.state.lease import LeaseHeld
+from reconciler.state.location import fleet_state_location, is_postgres_url, open_state
+
+SERVE_PURPOSE = "serve"
+AUDIT_CURSOR = "notices.audit_seq"
+OLD_LEASE_CURSOR = "notices.old_lease_token"
+APPLIED = Outcome.applied
+
+
+def log(message: str) -> None:
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    sys.stderr.write(f"{stamp} {message}\n")
+    sys.stderr.flush()
+
+
+class Leadership:
+    """Who leads: the advisory lock on PostgreSQL, always this process on SQLite."""
+
+    def __init__(self, location: str, fleet: str) -> None:
+        self._lock = None
+        if is_postgres_url(location):
+            from reconciler.state.pgleader import LeaderLock
+
+            self._lock = LeaderLock(location, fleet)
+
+    def claim(self) -> bool:
+        return True if self._lock is None else self._lock.try_acquire()
+
+    def held(self) -> bool:
+        return True if self._lock is None else self._lock.still_held()
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+
+@dataclass
+class Status:
+    leader: bool = False
+    last_ok: float | None = None
+    last_error: str | None = None
+    commit: str | None = None
+
+
+class Controller:
+    def __init__(self, root: Path, actor: str, *, sleep_step: float = 0.2) -> None:
+        self.root = root
+        self.actor = actor
+        self.fleet = load_fleet(root)
+        self.serve = self.fleet.config.serve
+        self.location = fleet_state_location(root, self.fleet.config)
+        self.db: StateDB = open_state(self.location)
+        self.metrics = ServeMetrics(self.fleet.config.fleet)
+        self.leadership = Leadership(self.location, self.fleet.config.fleet)
+        self.status = Status(commit=head_commit(root))
+        self.memory = NoticeMemory()
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self._sleep_step = sleep_step
+        self._next_poll = 0.0
+        self._next_pass = 0.0
+
+    # -- endpoints -------------------------------------------------------------
+
+    def on_push(self, push: Push) -> bool:
+        if push.branch != self.serve.branch:
+            return False
+        log(f"push from {push.forge} to {push.branch} ({push.commit[:12]}): fetching")
+        self._next_poll = 0.0
+        self.wake.set()
+        return True
+
+    def ready(self) -> tuple[bool, str]:
+        if self.status.last_error is not None:
+            return False, f"last turn failed: {self.status.last_error}"
+        if not self.status.leader:
+            return True, "standby: another replica leads"
+        if self.status.last_ok is None:
+            return False, "no reconcile pass completed yet"
+        return True, f"leader; last pass {time.time() - self.status.last_ok:.0f}s ago"
+
+    # -- the loop --------------------------------------------------------------
+
+    def run(self, *, once: bool = False) -> None:
+        while not self.stopping.is_set():
+            self.turn()
+            if once:
+                return
+            self._pause()
+
+    def _pause(self) -> None:
+        """Sleep until the next poll or pass is due, a push wakes us, or we stop."""
+        due = min(self._next_poll, self._next_pass) if self.status.leader else 0.0
+        deadline = max(due, time.monotonic() + self._sleep_step)
+        while not self.stopping.is_set() and time.monotonic() < deadline:
+            if self.wake.wait(min(self._sleep_step, max(deadline - time.monotonic(), 0))):
+                self.wake.clear()
+                return
+
+    def turn(self) -> None:
+        try:
+            self._turn()
+            self.status.last_error = None
+        except (StateError, FencedOut, Frozen, LeaseHeld, PollError, InputError) as exc:
+            self.status.last_error = f"{type(exc).__name__}: {exc}"
+            log(f"turn failed: {self.status.last_error}")
+        self._refresh_metrics()
+
+    def _turn(self) -> None:
+        was_leader = self.status.leader
+        self.status.leader = self.leadership.claim()
+        self.metrics.leader.labels(self.fleet.config.fleet).set(int(self.status.leader))
+        if not self.status.leader:
+            return
+        if not was_leader:
+            log(f"leading fleet {self.fleet.config.fleet}")
+            self._take_over()
+            self._next_poll = self._next_pass = 0.0
+        now = time.monotonic()
+        moved = False
+        if now >= self._next_poll:
+            self._next_poll = now + self.serve.poll_seconds
+            polled = fetch_and_fast_forward(self.root, self.serve.remote, self.serve.branch)
+            moved = polled.moved
+            if moved:
+                log(f"new commit {polled.after[:12]} on {self.serve.remote}/{self.serve.branch}")
+        if moved or now >= self._next_pass:
+            self._next_pass = now + self.serve.interval_seconds
+            self._pass()
+        self._audit_notices()
+        self._old_lease_notice()
+
+    def _context(self) -> FleetContext:
+        return FleetContext(self.fleet, self.actor, head_commit(self.root), self.db)
+
+    def _take_over(self) -> None:
+        """End a lease an earlier controller left (it died mid-pass): leadership says
+        that controller's session is gone, and its token, once broken, fences it out."""
+        held = self.db.lease.current()
+        if held is not None and held.purpose.startswith(SERVE_PURPOSE):
+            self.db.lease.break_lease(
+                self.actor,
+                f"plumb serve took over leadership; {held.holder} lost its session",
+            )
+            log(f"ended the lease {held.token} left by {held.holder}")
+
+    def _pass(self) -> None:
+        self.fleet = load_fleet(self.root)
+        self.serve = self.fleet.config.serve
+        context = self._context()
+        self.status.commit = context.commit
+        result = reconcile_pass(
+            context, now=datetime.now(UTC), leading=self.leadership.held, memory=self.memory
+        )
+        self._pass_metrics(result)
+        self.status.last_ok = time.time()
+        applied = result.applied.by_outcome() if result.applied else {}
+        log(
+            f"pass at {(context.commit or '-')[:12]}: {result.decision.count()} drifted field(s),"
+            f" {result.decision.corrected_fields()} to correct ({result.decision.window.reason})"
+            + (f"; applied {applied}" if applied else "")
+            + (f"; refused: {result.refused}" if result.refused else "")
+        )
+
+    def _pass_metrics(self, result: PassResult) -> None:
+        m, fleet = self.metrics, self.fleet.config.fleet
+        decision = result.decision
+        for mode in ("warn", "correct"):
+            m.drift_fields.labels(fleet, mode).set(decision.count(mode))
+        if result.applied is not None:
+            done = sum(
+                len(r.changes) for r in result.applied.results if r.outcome.value == "applied"
+            )
+            m.corrected.labels(fleet).inc(done)
+        ok = result.refused is None and (result.applied is None or result.applied.ok())
+        m.passes.labels(fleet, "ok" if ok else "failed").inc()
+        m.pending.labels(fleet).set(
+            result.plan.change_count() - (result.decision.corrected_fields() if ok else 0)
+        )
+        m.unknown.labels(fleet).set(len(result.plan.unknown()))
+        m.window_open.labels(fleet).set(int(decision.window.allowed))
+        m.last_reconcile.labels(fleet).set(time.time())
+        m.duration.labels(fleet).set(result.seconds)
+        m.commit.clear()
+        m.commit.labels(fleet, self.status.commit or "").set(1)
+
+    def _audit_notices(self) -> None:
+        """Notices for rollout holds, aborts and rollbacks, once each: the cursor over
+        the audit log moves in the same transaction as the notices are queued."""
+        outbox = self.db.outbox
+        seen = outbox.cursor(AUDIT_CURSOR)
+        if seen is None:  # the first turn ever: history is not replayed
+            head = self.db.audit.records(1)
+            if head:
+                with self.db.transaction() as conn:
+                    outbox.set_cursor(conn, AUDIT_CURSOR, head[-1].seq)
+            return
+        records = self.db.audit.after(seen)
+        if not records:
+            return
+        notices = [n for r in records if (n := notice_from_audit(r, self.fleet.config.fleet))]
+        with self.db.transaction() as conn:
+            for notice in notices:
+                queue_notice(self.db, conn, self.fleet, notice)
+            outbox.set_cursor(conn, AUDIT_CURSOR, records[-1].seq)
+
+    def _old_lease_notice(self) -> None:
+        held = self.db.lease.current()
+        if held is None:
+            return
+        age = (self.db.now() - held.heartbeat_at).total_seconds()
+        if age < self.serve.old_lease_minutes * 60:
+            return
+        if self.db.outbox.cursor(OLD_LEASE_CURSOR) == held.token:
+            return
+        with self.db.transaction() as conn:
+            queue_notice(
+                self.db,
+                conn,
+                self.fleet,
+                Notice(
+                    "old_lease",
+                    self.fleet.config.fleet,
+                    f"the fleet lease is held by {held.describe(self.db.now())}",
+                    {"token": held.token, "holder": held.holder, "purpose": held.purpose},
+                ),
+            )
+            self.db.outbox.set_cursor(conn, OLD_LEASE_CURSOR, held.token)
+
+    def _refresh_metrics(self) -> None:
+        m, fleet = self.metrics, self.fleet.config.fleet
+        try:
+            held = self.db.lease.current()
+            m.lease_age.labels(fleet).set(
+                (self.db.now() - held.since).total_seconds() if held else 0
+            )
+            head = self.db.audit.records(1)
+            m.audit_head.labels(fleet).set(head[-1].seq if head else 0)
+            m.rollouts.clear()
+            for status, count in Tally(r.status.value for r in self.db.journal.all()).items():
+                m.rollouts.labels(fleet, status).set(count)
+            m.outbox.labels(fleet).set(self.db.outbox.undelivered())
+        except StateError as exc:
+            log(f"metrics: {exc}")
+
+    def close(self) -> None:
+        self.leadership.release()
+        self.db.close()

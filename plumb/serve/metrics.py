@@ -1,0 +1,94 @@
+"""The controller's Prometheus metrics (prometheus_client), in a registry of its own so
+``/metrics`` shows exactly these (and two processes in one test never share one)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+
+
+class ServeMetrics:
+    def __init__(self, fleet: str) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.fleet = fleet
+        self.leader = Gauge(
+            "plumb_serve_leader", "1 while this replica leads the fleet", ["fleet"], registry=r
+        )
+        self.drift_fields = Gauge(
+            "plumb_drift_fields",
+            "drifted fields by mode at the last pass",
+            ["fleet", "mode"],
+            registry=r,
+        )
+        self.corrected = Counter(
+            "plumb_drift_corrected_fields",
+            "fields corrected by the controller",
+            ["fleet"],
+            registry=r,
+        )
+        self.pending = Gauge(
+            "plumb_pending_changes",
+            "changes intent still calls for after the last pass",
+            ["fleet"],
+            registry=r,
+        )
+        self.unknown = Gauge(
+            "plumb_unknown_devices",
+            "devices the last pass could not observe",
+            ["fleet"],
+            registry=r,
+        )
+        self.last_reconcile = Gauge(
+            "plumb_last_reconcile_timestamp_seconds",
+            "end of the last reconcile pass",
+            ["fleet"],
+            registry=r,
+        )
+        self.duration = Gauge(
+            "plumb_reconcile_duration_seconds",
+            "length of the last reconcile pass",
+            ["fleet"],
+            registry=r,
+        )
+        self.passes = Counter(
+            "plumb_reconcile_passes",
+            "reconcile passes by result",
+            ["fleet", "result"],
+            registry=r,
+        )
+        self.window_open = Gauge(
+            "plumb_sync_window_open", "1 while correction is allowed", ["fleet"], registry=r
+        )
+        self.lease_age = Gauge(
+            "plumb_lease_age_seconds",
+            "age of the fleet lease (0 when free)",
+            ["fleet"],
+            registry=r,
+        )
+        self.audit_head = Gauge(
+            "plumb_audit_head_seq",
+            "sequence number of the audit log's head",
+            ["fleet"],
+            registry=r,
+        )
+        self.rollouts = Gauge(
+            "plumb_rollouts",
+            "rollouts in the journal by status",
+            ["fleet", "status"],
+            registry=r,
+        )
+        self.outbox = Gauge(
+            "plumb_notifications_undelivered",
+            "notices waiting in the outbox",
+            ["fleet"],
+            registry=r,
+        )
+        self.commit = Gauge(
+            "plumb_intent_commit_info",
+            "the intent commit reconciled",
+            ["fleet", "commit"],
+            registry=r,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
