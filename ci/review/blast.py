@@ -11,11 +11,14 @@ whose firmware changes (they reboot).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from ci.review.model import BlastRadius, CatalogueChange, Drain, SettingChange
 from intent.fleet import Fleet
 from inventory.models import Role
+from inventory.problems import Location
 from policies.views import is_lossless
 from reconciler.settings import Change
 
@@ -40,21 +43,48 @@ def port_of(path: str) -> str | None:
     return None
 
 
+def applies_to(
+    head: Fleet, settings: Sequence[SettingChange], rendered: Rendered
+) -> tuple[SettingChange, ...]:
+    """Each moved value with the devices it takes effect on (in inventory order).
+
+    A value that renders somewhere takes effect on the devices whose rendered settings
+    it owns, neighbours included (a spine's ASN moves its leaves' remote-as): a host
+    MTU set fleet-wide takes effect on the GPU nodes, not on the switches it is also
+    set on. When one owner holds several moved values (different base values on
+    different devices), each keeps only its own devices. A value that renders nowhere
+    (``qos.roce_priority``: it only shapes what the policies check) takes effect on
+    every device whose effective value moves."""
+    owned: dict[Location, set[str]] = {}
+    for name, changes in rendered.items():
+        for c in changes:
+            if c.owner is not None:
+                owned.setdefault(c.owner, set()).add(name)
+    sharing = Counter(c.location for c in settings)
+    found = []
+    for change in settings:
+        renders_on = owned.get(change.location) if change.location is not None else None
+        if renders_on is None:
+            chosen = set(change.devices)
+        elif sharing[change.location] > 1:
+            chosen = renders_on & set(change.devices)
+        else:
+            chosen = renders_on
+        found.append(replace(change, applies_to=tuple(n for n in head.devices if n in chosen)))
+    return tuple(found)
+
+
 def touched_devices(
     head: Fleet,
-    settings: Iterable[SettingChange],
+    settings: Sequence[SettingChange],
     rendered: Rendered,
     devices: Iterable[CatalogueChange] = (),
 ) -> tuple[str, ...]:
-    """Devices (in inventory order) whose rendered settings move, that are new, or whose
-    effective value moves for a setting that renders nowhere (``qos.roce_priority``: it
-    only shapes what the policies check). A value that renders somewhere touches just
-    the devices it renders on: a host MTU does not touch the switches it is set on."""
+    """Devices (in inventory order) whose rendered settings move, that are new, or that a
+    moved value takes effect on (:func:`applies_to`)."""
     names = set(rendered)
-    rendering = {c.owner for changes in rendered.values() for c in changes}
-    for change in settings:
-        if change.location is None or change.location not in rendering:
-            names.update(change.devices)
+    for change in applies_to(head, settings, rendered):
+        names.update(change.applies_to)
     names.update(c.name for c in devices if c.change != "removed")
     return tuple(n for n in head.devices if n in names)
 

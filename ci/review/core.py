@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from ci.outcome import ValidateOutcome
-from ci.review.blast import blast_radius, drain, touched_devices
+from ci.review.blast import applies_to, blast_radius, drain, touched_devices
 from ci.review.intentdiff import intent_delta, rendered_delta
 from ci.review.model import (
     BASE_SOURCE,
@@ -132,6 +132,7 @@ def build_review(inputs: ReviewInputs) -> Review:
     rollouts = review_rollouts(head, plan, moved, inputs.specs, drain=drained.required)
     delta = policy_delta(base_report, head_report)
     touched = touched_devices(head, intent.settings, moved, intent.devices)
+    intent = replace(intent, settings=applies_to(head, intent.settings, moved))
     return replace(
         _outline(inputs, head.config.fleet, base_outcome, head_outcome),
         intent=intent,

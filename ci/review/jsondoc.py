@@ -55,6 +55,7 @@ def _intent(review: Review, delta: IntentDelta) -> dict[str, Any]:
                 "location": location_json(head, c.location),
                 "base_location": location_json(base, c.base_location),
                 "devices": list(c.devices),
+                "applies_to": list(c.applies_to),
             }
             for c in delta.settings
         ],

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from ci.planfile import plan_hash, short_hash
-from ci.review.model import Review, RolloutReview
+from ci.review.model import Review, RolloutReview, SettingChange
 from ci.rolloutfmt import _duration, _money
 from inventory.problems import Location
 from policies.engine import Violation
@@ -114,7 +114,9 @@ def _summary(review: Review) -> list[str]:
         rows.append(
             (
                 "intent",
-                f"{len(delta.settings)} value change(s) in {len(review.files)} file(s); "
+                f"{len(delta.settings)} value change(s) in {len(review.files)} file(s) "
+                f"taking effect on {len({d for c in delta.settings for d in c.applies_to})} "
+                "device(s); "
                 f"{len(delta.devices)} device and {len(delta.bundles)} bundle change(s); "
                 f"{len(delta.links_added)} cable(s) added, {len(delta.links_removed)} removed",
             )
@@ -167,6 +169,16 @@ def _summary(review: Review) -> list[str]:
     return [*table(("", ""), [(f"**{k}**", v) for k, v in rows], len(rows)), ""]
 
 
+def _applies_to(change: SettingChange) -> str:
+    """The devices a value takes effect on (the blast radius counts them), and how many
+    more carry it without rendering it."""
+    shown = f"{len(change.applies_to)}: {esc(names(change.applies_to, 4))}"
+    carried = len(set(change.devices) - set(change.applies_to))
+    if carried:
+        shown += f" (also set on {carried} device(s) it does not render on)"
+    return shown
+
+
 def _intent_details(review: Review) -> list[str]:
     delta = review.intent
     rows = [
@@ -175,11 +187,11 @@ def _intent_details(review: Review) -> list[str]:
             value(c.before),
             value(c.after),
             where(review, c.location) if c.location else "removed",
-            f"{len(c.devices)}: {esc(names(c.devices, 4))}",
+            _applies_to(c),
         )
         for c in delta.settings
     ]
-    body = table(("setting", "base", "head", "owner at head", "devices"), rows, len(rows))
+    body = table(("setting", "base", "head", "owner at head", "takes effect on"), rows, len(rows))
     for label, items in (("devices", delta.devices), ("bundles", delta.bundles)):
         if items:
             body += ["", f"**{label}:** " + ", ".join(f"{code(c.name)} {c.change}" for c in items)]

@@ -39,7 +39,9 @@ class RevisionInfo:
 class SettingChange:
     """One intent value the change moves, and every device whose effective value moves
     with it. ``location`` is the owner at head (``None``: the value is gone at head,
-    ``base_location`` says where it was)."""
+    ``base_location`` says where it was). ``applies_to`` is the devices the change takes
+    effect on, as the blast radius counts them (see :func:`ci.review.blast.applies_to`):
+    those whose rendered settings it moves, or ``devices`` when it renders nowhere."""
 
     setting: str
     before: JsonValue
@@ -47,6 +49,7 @@ class SettingChange:
     location: Location | None
     base_location: Location | None
     devices: tuple[str, ...]
+    applies_to: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
