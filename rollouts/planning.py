@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from inventory.gcpause import gc_paused
 from reconciler.plan import Plan
 from reconciler.select import select_devices
 from reconciler.settings import Change
@@ -97,6 +98,7 @@ def plan_rollout(fleet: FleetShape, spec: RolloutSpec, plan: Plan) -> RolloutPla
     return plan_changes(fleet, spec, changes, selected, at_intent, unknown)
 
 
+@gc_paused()
 def plan_changes(
     fleet: FleetShape,
     spec: RolloutSpec,

@@ -46,7 +46,7 @@ class GangPool:
             if gang is not None:
                 self.nodes.setdefault(gang, []).append(target)
         self._classes: dict[str, list[list[str]]] = {}
-        self._ideal: dict[str, tuple[int | None, list[str]]] = {}
+        self._ideal: dict[str, dict[int | None, list[str]]] = {}  # gang -> size -> share
 
     def classes(self, gang: str) -> list[list[str]]:
         """The gang's remaining nodes split by :func:`colour_classes`."""
@@ -59,12 +59,11 @@ class GangPool:
 
     def ideal(self, gang: str, size: int | None) -> list[str]:
         """The gang's share of an empty wave of ``size`` targets."""
-        cached = self._ideal.get(gang)
-        if cached is not None and cached[0] == size:
-            return cached[1]
-        empty = WaveLoad(self.limits, self.seat_of, size)
-        share = gang_share(empty, self.nodes[gang], self.classes(gang))
-        self._ideal[gang] = (size, share)
+        by_size = self._ideal.setdefault(gang, {})
+        share = by_size.get(size)
+        if share is None:
+            empty = WaveLoad(self.limits, self.seat_of, size)
+            share = by_size[size] = gang_share(empty, self.nodes[gang], self.classes(gang))
         return share
 
     def remove(self, members: Iterable[str]) -> None:
