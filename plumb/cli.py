@@ -135,7 +135,10 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main() -> None:
     """Console entry point: run the app; turn stray errors into a message, never a traceback."""
+    from plumb.pendingcmd import error_exit_code
+
     signal.signal(signal.SIGTERM, _on_sigterm)
+    bad_input = error_exit_code(sys.argv[1:])  # never 2 where 2 means changes pending
     try:
         app()
     except Terminated:
@@ -144,10 +147,10 @@ def main() -> None:
     except InputError as exc:
         for problem in exc.problems:
             sys.stderr.write(f"{problem}\n")
-        sys.exit(2)
+        sys.exit(bad_input)
     except StateError as exc:
         sys.stderr.write(f"error: {exc}\n")
-        sys.exit(2)
+        sys.exit(bad_input)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
@@ -155,7 +158,7 @@ def main() -> None:
         state = state_file_error(exc)  # the lab's database, or another state file
         if state is not None:
             sys.stderr.write(f"error: {state}\n")
-            sys.exit(2)
+            sys.exit(bad_input)
         if os.environ.get("PLUMB_DEBUG"):
             raise
         sys.stderr.write(

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from typer import _click
 from typer._click.utils import make_default_short_help
-from typer.core import TyperGroup
+
+from plumb.pendingcmd import PendingAwareGroup
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def load_all_commands() -> None:
         load_command_module(name)
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(PendingAwareGroup):
     """The root group: commands of the table are built when first looked up."""
 
     def list_commands(self, ctx: _click.Context) -> list[str]:
