@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from intent.fleet import load_fleet
 from reconciler.drivers.lab import create_lab
-from reconciler.lab import lab_db_path
+from reconciler.lab import Fault, lab_db_path
 from reconciler.settings import Scalar
 from reconciler.state.labdb import LabStore
 from tests.fleetcopy import copy_orion
@@ -103,6 +103,14 @@ def inject_drift(root: Path, device: str, values: Mapping[str, Scalar]) -> None:
     store = LabStore(lab_db_path(load_fleet(root)))
     try:
         store.commit(device, values, save=True)
+    finally:
+        store.close()
+
+
+def add_lab_fault(root: Path, fault: Fault) -> None:
+    store = LabStore(lab_db_path(load_fleet(root)))
+    try:
+        store.add_fault(fault)
     finally:
         store.close()
 
