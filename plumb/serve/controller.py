@@ -161,8 +161,8 @@ class Controller:
         if moved or now >= self._next_pass:
             self._next_pass = now + self.serve.interval_seconds
             self._pass()
-        self._audit_notices()
-        self._old_lease_notice()
+        self.audit_notices()
+        self.old_lease_notice()
 
     def _context(self) -> FleetContext:
         return FleetContext(self.fleet, self.actor, head_commit(self.root), self.db)
@@ -218,7 +218,7 @@ class Controller:
         m.commit.clear()
         m.commit.labels(fleet, self.status.commit or "").set(1)
 
-    def _audit_notices(self) -> None:
+    def audit_notices(self) -> None:
         """Notices for rollout holds, aborts and rollbacks, once each: the cursor over
         the audit log moves in the same transaction as the notices are queued."""
         outbox = self.db.outbox
@@ -238,7 +238,7 @@ class Controller:
                 queue_notice(self.db, conn, self.fleet, notice)
             outbox.set_cursor(conn, AUDIT_CURSOR, records[-1].seq)
 
-    def _old_lease_notice(self) -> None:
+    def old_lease_notice(self) -> None:
         held = self.db.lease.current()
         if held is None:
             return
