@@ -7,7 +7,8 @@ For each size a rail-optimized fleet is generated (benchmarks/genfleet.py), then
 measurement runs in a fresh Python process so peak memory (ru_maxrss) is its own:
 
 * ``validate``: load the repo (parse, schema, references, settings) and run every
-  built-in policy, as ``plumb validate`` does;
+  built-in policy, as ``plumb validate`` does; ``validate cold`` is the first run on a
+  fleet, with an empty parse cache (``inventory.parsecache``), ``validate`` the next;
 * ``plan``: render desired state, observe every device of a lab fleet that still
   has work (older firmware, drift), diff, order and prove the order;
 * ``no-op plan``: the same against a lab already at its intent (the plan is empty);
@@ -93,7 +94,8 @@ Row = tuple[str, str, int, dict[str, float]]  # measure, tree, nodes, result
 
 
 def run_child(mode: str, repo: Path, tree: Path = ROOT) -> dict[str, float]:
-    """One measurement in a fresh interpreter importing plumb from ``tree``."""
+    """One measurement in a fresh interpreter importing plumb from ``tree``; the parse
+    cache is the run's own (``PLUMB_CACHE_DIR``, see :func:`main`)."""
     out = subprocess.run([sys.executable, "-c", CHILD, mode, str(repo), str(tree)],
                          check=True, capture_output=True, text=True)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -128,6 +130,7 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                   f"in {time.perf_counter() - started:.1f} s", flush=True)
             if args.only in (None, "validate"):
                 for label, tree in trees:
+                    rows.append(("validate cold", label, nodes, run_child("validate", repo, tree)))
                     rows.append(("validate", label, nodes, run_child("validate", repo, tree)))
             if args.only in (None, "plan"):
                 make_lab(repo, at_intent=False)
@@ -167,6 +170,10 @@ def main() -> None:
     parser.add_argument("--base", default=None, help="Also measure this earlier commit.")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
+        # A parse cache of this run's own: the first validate of each size finds it cold.
+        os.environ["PLUMB_CACHE_DIR"] = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="plumb-scale-cache-")
+        )
         trees = [("this", ROOT)]
         if args.base is not None:
             print(f"base: {describe(args.base)}")

@@ -381,7 +381,9 @@ def load_document(root: Path, relative: Path) -> Document:
         raw = resolved.read_bytes()
     except OSError as exc:
         raise InputError([Problem(Location(display, 1, 1), f"cannot read: {exc}")]) from None
-    return parse_text(display, raw)
+    from inventory.parsecache import parse_cached  # it imports this module
+
+    return parse_cached(display, raw, parse_text)
 
 
 def walk(data: Any, prefix: tuple[Key, ...] = ()) -> Iterator[tuple[tuple[Key, ...], Any]]:
