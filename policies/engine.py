@@ -27,6 +27,7 @@ from enum import StrEnum
 
 from intent.fleet import Fleet
 from intent.models import Waiver
+from inventory.gcpause import gc_paused
 from inventory.problems import UNKNOWN, Location
 
 
@@ -213,6 +214,7 @@ def _waiver_for(violation: Violation, waivers: Iterable[Waiver]) -> Waiver | Non
 WAIVER_EXPIRED = "waiver.expired"
 
 
+@gc_paused()
 def evaluate(
     fleet: Fleet,
     policies: Iterable[Policy],
