@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import PathArg, app, fail, fleet_root
+from plumb.app import PathArg, app, fail, fleet_root, load_or_exit
 from plumb.context import current_actor
 
 
@@ -24,10 +24,13 @@ def webhook_secret(root: Path, env: str, file: str | None) -> bytes:
     if file is None:
         return b""
     path = root / Path(file).expanduser()
-    mode = path.stat().st_mode
-    if mode & 0o077:
-        raise fail(f"{path} has mode {stat.S_IMODE(mode):04o}: run `chmod 600 {path}`")
-    return path.read_text(encoding="utf-8").strip().encode()
+    try:
+        mode = path.stat().st_mode
+        if mode & 0o077:
+            raise fail(f"{path} has mode {stat.S_IMODE(mode):04o}: run `chmod 600 {path}`")
+        return path.read_text(encoding="utf-8").strip().encode()
+    except OSError as exc:
+        raise fail(f"cannot read serve.webhook_secret_file {path}: {exc.strerror or exc}") from None
 
 
 @app.command()
@@ -46,6 +49,7 @@ def serve(
     from reconciler.state.dbfile import StateError
 
     root = fleet_root(path)
+    load_or_exit(root)  # a fleet that does not load is reported as every command does
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise fail(f"--listen {listen!r} is not HOST:PORT")
