@@ -118,9 +118,18 @@ def make_lab(repo: Path, *, at_intent: bool) -> None:
         store.close()
 
 
+class Rows(list[Row]):
+    """The rows so far; each is printed as it comes, so a long run shows progress."""
+
+    def append(self, row: Row) -> None:
+        super().append(row)
+        measure, label, nodes, result = row
+        print(f"  {measure} {label} {nodes}: {json.dumps(result)}", flush=True)
+
+
 def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list[Row]:
     """Every measurement at every size, on each tree in turn (the same fleet for both)."""
-    rows: list[Row] = []
+    rows = Rows()
     with tempfile.TemporaryDirectory(prefix="plumb-scale-") as tmp:
         for nodes in args.sizes:
             repo = Path(tmp) / f"fleet-{nodes}"
@@ -168,15 +177,20 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 512, 4096])
     parser.add_argument("--only", choices=["validate", "plan", "rollout"], default=None)
     parser.add_argument("--base", default=None, help="Also measure this earlier commit.")
+    parser.add_argument(
+        "--this", default=None, help="Measure this commit instead of the working tree."
+    )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         # A parse cache of this run's own: the first validate of each size finds it cold.
         os.environ["PLUMB_CACHE_DIR"] = stack.enter_context(
             tempfile.TemporaryDirectory(prefix="plumb-scale-cache-")
         )
-        trees = [("this", ROOT)]
+        trees = [("this", ROOT if args.this is None else stack.enter_context(checkout(args.this)))]
         if args.base is not None:
             print(f"base: {describe(args.base)}")
+            if args.this is not None:
+                print(f"this: {describe(args.this)}")
             trees.insert(0, ("base", stack.enter_context(checkout(args.base))))
         rows = measure_all(args, trees)
     print()
