@@ -96,8 +96,12 @@ Row = tuple[str, str, int, dict[str, float]]  # measure, tree, nodes, result
 def run_child(mode: str, repo: Path, tree: Path = ROOT) -> dict[str, float]:
     """One measurement in a fresh interpreter importing plumb from ``tree``; the parse
     cache is the run's own (``PLUMB_CACHE_DIR``, see :func:`main`)."""
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(repo), str(tree)],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(repo), str(tree)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     result["load"] = round(os.getloadavg()[0], 2)
     return result
@@ -112,8 +116,7 @@ def make_lab(repo: Path, *, at_intent: bool) -> None:
     fleet = load_fleet(repo)
     store = LabStore(lab_db_path(fleet))
     try:
-        create_lab(store, fleet, seed=1, drift=0 if at_intent else 32,
-                   older_firmware=not at_intent)
+        create_lab(store, fleet, seed=1, drift=0 if at_intent else 32, older_firmware=not at_intent)
     finally:
         store.close()
 
@@ -135,8 +138,11 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
             repo = Path(tmp) / f"fleet-{nodes}"
             started = time.perf_counter()
             summary = generate_fleet(repo, nodes)
-            print(f"generated {nodes} nodes: {summary.links} links, {summary.records} records "
-                  f"in {time.perf_counter() - started:.1f} s", flush=True)
+            print(
+                f"generated {nodes} nodes: {summary.links} links, {summary.records} records "
+                f"in {time.perf_counter() - started:.1f} s",
+                flush=True,
+            )
             if args.only in (None, "validate"):
                 for label, tree in trees:
                     rows.append(("validate cold", label, nodes, run_child("validate", repo, tree)))
@@ -155,8 +161,10 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
 
 
 def print_rows(rows: list[Row]) -> None:
-    print(f"{'measure':<13} {'tree':<5} {'nodes':>6} {'seconds':>9} {'CPU s':>7} {'peak MB':>8} "
-          f"{'load':>5} {'time x':>7} {'nodes x':>7}  detail")
+    print(
+        f"{'measure':<13} {'tree':<5} {'nodes':>6} {'seconds':>9} {'CPU s':>7} {'peak MB':>8} "
+        f"{'load':>5} {'time x':>7} {'nodes x':>7}  detail"
+    )
     previous: dict[tuple[str, str], tuple[int, float]] = {}
     for measure, label, nodes, result in rows:
         growth, node_growth = "", ""
@@ -165,11 +173,14 @@ def print_rows(rows: list[Row]) -> None:
             growth = f"{result['seconds'] / last_seconds:.1f}"
             node_growth = f"{nodes / last_nodes:.0f}"
         previous[measure, label] = (nodes, result["seconds"])
-        detail = ", ".join(f"{k} {v}" for k, v in result.items()
-                           if k not in ("seconds", "cpu", "peak_mb", "load"))
-        print(f"{measure:<13} {label:<5} {nodes:>6} {result['seconds']:>9.2f} "
-              f"{result['cpu']:>7.2f} {result['peak_mb']:>8.0f} {result['load']:>5.2f} "
-              f"{growth:>7} {node_growth:>7}  {detail}")
+        detail = ", ".join(
+            f"{k} {v}" for k, v in result.items() if k not in ("seconds", "cpu", "peak_mb", "load")
+        )
+        print(
+            f"{measure:<13} {label:<5} {nodes:>6} {result['seconds']:>9.2f} "
+            f"{result['cpu']:>7.2f} {result['peak_mb']:>8.0f} {result['load']:>5.2f} "
+            f"{growth:>7} {node_growth:>7}  {detail}"
+        )
 
 
 def main() -> None:
