@@ -9,6 +9,7 @@ unless ``bgp.neighbors.<peer>.inbound_filter`` overrides it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +65,25 @@ def sessions_of(fleet: Fleet, device: str) -> Iterator[Session]:
             yield _session(fleet, pl)
 
 
+# Loaded fleet (by id, while it lives) -> its sessions: several policies walk them all.
+_SESSIONS: dict[int, tuple[weakref.ref[Fleet], tuple[Session, ...]]] = {}
+
+
 def all_sessions(fleet: Fleet) -> Iterator[Session]:
-    for name, device in fleet.devices.items():
-        if device.role in BGP_ROLES:
-            yield from sessions_of(fleet, name)
+    """Every BGP session of the fleet, switch by switch; derived once per fleet."""
+    key = id(fleet)
+    kept = _SESSIONS.get(key)
+    if kept is None or kept[0]() is not fleet:
+
+        def forget(ref: weakref.ref[Fleet]) -> None:
+            if _SESSIONS.get(key, (None,))[0] is ref:
+                del _SESSIONS[key]
+
+        sessions = tuple(
+            session
+            for name, device in fleet.devices.items()
+            if device.role in BGP_ROLES
+            for session in sessions_of(fleet, name)
+        )
+        kept = _SESSIONS[key] = (weakref.ref(fleet, forget), sessions)
+    return iter(kept[1])
