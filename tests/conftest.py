@@ -8,12 +8,22 @@ import pytest
 
 from tests.fleetcopy import FleetCopy, copy_orion
 from tests.pgserver import PgServer, PgUnavailable
+from tests.switchsim import SwitchSim
 
 
 @pytest.fixture
 def orion(tmp_path: Path) -> FleetCopy:
     """A fresh, writable copy of examples/orion."""
     return copy_orion(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
+    """An SSH switch simulator for one test module (each module adds its own devices)."""
+    simulator = SwitchSim(tmp_path_factory.mktemp("switchsim"))
+    simulator.start()
+    yield simulator
+    simulator.stop()
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -51,14 +51,6 @@ PASSWORD = "pw"
 REPO = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
 CONNECTION_LOST = (ReadException, NetmikoTimeoutException, OSError, EOFError)
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
-    simulator = SwitchSim(tmp_path_factory.mktemp("switchsim"))
-    simulator.start()
-    yield simulator
-    simulator.stop()
 
 
 def add(sim: SwitchSim, dialect: str = "eos", **extra: Any) -> str:

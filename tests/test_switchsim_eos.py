@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,6 @@ from tests.switchsim import DeviceSpec, SwitchSim, default_state
 PASSWORD = "pw"
 _names = itertools.count(1)
 ASDOT = "eos-4.32-asdot-profiles"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
-    simulator = SwitchSim(tmp_path_factory.mktemp("eos-sim"))
-    simulator.start()
-    yield simulator
-    simulator.stop()
 
 
 def add(sim: SwitchSim, profile: str = "", **extra: Any) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import paramiko
@@ -16,14 +15,6 @@ from tests.switchsim import DeviceSpec, SwitchSim
 PASSWORD = "pw"
 LLDP = (("Ethernet0", "ARISTA01T2", "Ethernet1"), ("Ethernet4", "ARISTA02T2", "Ethernet1"))
 _names = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
-    simulator = SwitchSim(tmp_path_factory.mktemp("sonicsim"))
-    simulator.start()
-    yield simulator
-    simulator.stop()
 
 
 class Switch:

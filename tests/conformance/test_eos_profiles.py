@@ -26,14 +26,6 @@ from tests.switchsim import SwitchSim
 from tests.switchsim.eos_profiles import PROFILES
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
-    simulator = SwitchSim(tmp_path_factory.mktemp("switchsim"))
-    simulator.start()
-    yield simulator
-    simulator.stop()
-
-
 @pytest.fixture
 def switches(sim: SwitchSim, tmp_path: Path) -> Iterator[Switches]:
     made = Switches(sim, tmp_path)

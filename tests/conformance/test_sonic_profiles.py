@@ -56,14 +56,6 @@ _NAMESPACE = re.compile(r"^(?:localhost|asic[0-9]+)$")
 _IPV4_NEIGHBOR = re.compile(r"^\s*neighbor [0-9]+(?:\.[0-9]+){3} ")
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
-    simulator = SwitchSim(tmp_path_factory.mktemp("switchsim"))
-    simulator.start()
-    yield simulator
-    simulator.stop()
-
-
 @dataclass
 class Leaf:
     fleet: Fleet
