@@ -112,15 +112,12 @@ def _host_breaches(
             )
 
 
-_BGP_ROLES = BGP_ROLES
-
-
 def _session_breach(fleet: Fleet, states: Mapping[str, State], pl: PortLink) -> Breach | None:
     """The session from ``pl.local`` towards ``pl.peer``: its remote-as must be the peer's ASN."""
     device, peer = pl.local.device, pl.peer.device
     if device not in states or peer not in states:
         return None
-    if fleet.devices[device].role not in _BGP_ROLES or fleet.devices[peer].role not in _BGP_ROLES:
+    if fleet.devices[device].role not in BGP_ROLES or fleet.devices[peer].role not in BGP_ROLES:
         return None
     peer_address = states[peer].get(f"interfaces/{pl.peer.port}/address")
     if not isinstance(peer_address, str):
