@@ -173,13 +173,14 @@ def plan_text(
 
 
 def inexpressible_lines(plan: Plan) -> list[str]:
-    """One line per (path, platform reason): the intended values a platform cannot
-    express, with how many devices and the owning intent line."""
-    groups: dict[tuple[str, str], list[Inexpressible]] = {}
+    """One line per (path, intended value, owner, platform reason): the intended values
+    a platform cannot express, with how many devices."""
+    groups: dict[tuple[str, str, str, str], list[Inexpressible]] = {}
     for item in plan.inexpressible():
-        groups.setdefault((item.path, item.reason), []).append(item)
+        key = (item.path, repr(item.value), str(item.owner), item.reason)
+        groups.setdefault(key, []).append(item)
     lines = []
-    for (path, reason), items in sorted(groups.items()):
+    for (path, _, _, reason), items in sorted(groups.items()):
         devices = sorted({i.device for i in items})
         named = ", ".join(devices[:3]) + (
             f" and {len(devices) - 3} more" if len(devices) > 3 else ""
