@@ -764,11 +764,15 @@ class _Render:
 
 
 def generate_fleet(
-    out_dir: Path, nodes: int, *, name: str = "orion", seed: int = 0
+    out_dir: Path, nodes: int, *, name: str = "orion", seed: int = 0, compact: bool = False
 ) -> FleetSummary:
-    """Write a complete fleet repo of ``nodes`` GPU nodes under ``out_dir``."""
+    """Write a complete fleet repo of ``nodes`` GPU nodes under ``out_dir``; with
+    ``compact``, racks, devices and cables as topology rules (benchmarks/gencompact.py)."""
     fleet = _Fleet(nodes, name, seed)
-    files = _Render(fleet).files()
+    render = _Render(fleet)
+    files = render.files()
+    if compact:
+        files = _compact(fleet, render, files)
     for rel, text in files.items():
         path = out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -787,16 +791,32 @@ def generate_fleet(
     )
 
 
+def _compact(fleet: _Fleet, render: _Render, files: dict[str, str]) -> dict[str, str]:
+    try:
+        from benchmarks import gencompact
+    except ModuleNotFoundError:  # run as a script
+        import gencompact  # type: ignore[no-redef]
+    header = _header(gencompact.TOPOLOGY_FILE, "inventory", (
+        "Racks, devices and cables as rules over index ranges (the compact form of the\n"
+        "record files): see docs/fleet-repo.md, Compact topology."
+    ))
+    kept = {k: v for k, v in files.items() if k not in gencompact.RECORD_FILES}
+    return {gencompact.TOPOLOGY_FILE: gencompact.compact_topology(fleet, render, header), **kept}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write a rail-optimized GPU fleet repo.")
     parser.add_argument("out", type=Path, help="directory to write the fleet repo into")
     parser.add_argument("--nodes", type=int, required=True, help="GPU nodes, a multiple of 4")
     parser.add_argument("--name", default="orion", help="fleet name in plumb.yaml")
     parser.add_argument("--seed", type=int, default=0, help="seed for cable lengths")
+    parser.add_argument("--compact", action="store_true",
+                        help="racks, devices and cables as topology rules, not records")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
-        summary = generate_fleet(args.out, args.nodes, name=args.name, seed=args.seed)
+        summary = generate_fleet(args.out, args.nodes, name=args.name, seed=args.seed,
+                                 compact=args.compact)
     except ValueError as exc:
         parser.error(str(exc))
     elapsed = time.perf_counter() - started

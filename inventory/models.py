@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import (
     BaseModel,
@@ -167,3 +167,12 @@ class InventoryFile(Strict):
     devices: tuple[Device, ...] = ()
     links: tuple[Link, ...] = ()
     gangs: tuple[Gang, ...] = ()
+    topology: Topology | None = Field(
+        None, description="rules and exceptions expanded into racks, devices and links"
+    )
+
+
+if TYPE_CHECKING:
+    from inventory.topology_model import Topology
+else:  # the topology models build on the ones above and complete InventoryFile
+    import inventory.topology_model  # noqa: F401

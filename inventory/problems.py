@@ -32,6 +32,12 @@ class Problem:
     location: Location
     message: str
 
+    def __post_init__(self) -> None:
+        # a location in a topology rule names the generated record it is about
+        about = getattr(self.location, "about", "")
+        if about and not self.message.startswith(about):
+            object.__setattr__(self, "message", f"{about}: {self.message}")
+
     def __str__(self) -> str:
         if not self.location.line:  # no place in a file: no file:line to make up
             return f"error: {self.message}"

@@ -383,7 +383,12 @@ def load_document(root: Path, relative: Path) -> Document:
         raise InputError([Problem(Location(display, 1, 1), f"cannot read: {exc}")]) from None
     from inventory.parsecache import parse_cached  # it imports this module
 
-    return parse_cached(display, raw, parse_text)
+    doc = parse_cached(display, raw, parse_text)
+    if display.startswith("inventory/") and isinstance(doc.data, dict) and "topology" in doc.data:
+        from inventory.topology import expand_document  # it builds on this module
+
+        return expand_document(doc)
+    return doc
 
 
 def walk(data: Any, prefix: tuple[Key, ...] = ()) -> Iterator[tuple[tuple[Key, ...], Any]]:
