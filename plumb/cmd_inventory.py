@@ -47,3 +47,43 @@ def inventory_export(
     fleet = load_or_exit(path)
     document = ansible_list(fleet) if host is None else ansible_host(fleet, host)
     typer.echo(json.dumps(document, indent=2, sort_keys=False))
+
+
+@inventory_app.command("expand")
+def inventory_expand(
+    path: PathArg = Path("."),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write each expanded file under DIR (same relative path)."),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="text | json")] = "text",
+) -> None:
+    """Expand every inventory file's topology: section into ordinary records (racks,
+    devices and links, beside the file's own records and gangs) and print them as YAML,
+    or write them under --out. Exit 2 when a section does not expand."""
+    from inventory.problems import InputError
+    from inventory.topology_files import expanded_files
+    from plumb.app import check_format, fleet_root
+
+    check_format(format)
+    try:
+        texts = expanded_files(fleet_root(path))
+    except InputError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(2) from None
+    if out is None:
+        if format == "json":
+            typer.echo(json.dumps({"files": texts}, indent=2))
+        else:
+            typer.echo("\n".join(texts.values()), nl=False)
+        return
+    for relative, text in texts.items():
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    if format == "json":
+        typer.echo(json.dumps({"written": [str(out / r) for r in texts]}, indent=2))
+    else:
+        for relative in texts:
+            typer.echo(f"wrote {out / relative}")
