@@ -1,8 +1,8 @@
 """The controller loop of ``plumb serve``: lead (or stand by), follow git, reconcile.
 
 Each turn: make sure of leadership (PostgreSQL state: a session advisory lock, see
-:mod:`reconciler.state.pgleader`; SQLite state: one controller per state file, the
-lease still serialises writers); on taking over, end a lease an earlier controller
+:mod:`reconciler.state.pgleader`; SQLite state: a lock file beside the state file,
+:mod:`reconciler.state.fileleader`); on taking over, end a lease an earlier controller
 left behind; fetch the followed branch when the poll interval elapsed or a push
 webhook woke the loop; reconcile on a new commit or when the reconcile interval
 elapsed; turn committed rollout decisions in the audit log into notices; refresh the
@@ -19,21 +19,26 @@ from collections import Counter as Tally
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci.gitpoll import PollError, fetch_and_fast_forward, head_commit
 from intent.fleet import load_fleet
 from inventory.problems import InputError
 from plumb.context import FleetContext
 from plumb.serve.metrics import ServeMetrics
-from plumb.serve.reconcile import NoticeMemory, PassResult, queue_notice, reconcile_pass
+from plumb.serve.reconcile import PassResult, blocked_lines, queue_notice, reconcile_pass
 from reconciler.controller.notices import Notice, notice_from_audit
 from reconciler.controller.webhook import Push
 from reconciler.drivers.base import Outcome
 from reconciler.errors import FencedOut, Frozen
 from reconciler.state.db import StateDB
 from reconciler.state.dbfile import StateError
+from reconciler.state.fileleader import FileLeaderLock
 from reconciler.state.lease import LeaseHeld
 from reconciler.state.location import fleet_state_location, is_postgres_url, open_state
+
+if TYPE_CHECKING:
+    from reconciler.state.pgleader import LeaderLock
 
 SERVE_PURPOSE = "serve"
 AUDIT_CURSOR = "notices.audit_seq"
@@ -48,24 +53,25 @@ def log(message: str) -> None:
 
 
 class Leadership:
-    """Who leads: the advisory lock on PostgreSQL, always this process on SQLite."""
+    """Who leads: the advisory lock on PostgreSQL, a lock file beside a SQLite state."""
 
     def __init__(self, location: str, fleet: str) -> None:
-        self._lock = None
+        self._lock: LeaderLock | FileLeaderLock
         if is_postgres_url(location):
             from reconciler.state.pgleader import LeaderLock
 
             self._lock = LeaderLock(location, fleet)
+        else:
+            self._lock = FileLeaderLock(Path(location))
 
     def claim(self) -> bool:
-        return True if self._lock is None else self._lock.try_acquire()
+        return self._lock.try_acquire()
 
     def held(self) -> bool:
-        return True if self._lock is None else self._lock.still_held()
+        return self._lock.still_held()
 
     def release(self) -> None:
-        if self._lock is not None:
-            self._lock.release()
+        self._lock.release()
 
 
 @dataclass
@@ -87,7 +93,6 @@ class Controller:
         self.metrics = ServeMetrics(self.fleet.config.fleet)
         self.leadership = Leadership(self.location, self.fleet.config.fleet)
         self.status = Status(commit=head_commit(root))
-        self.memory = NoticeMemory()
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self._sleep_step = sleep_step
@@ -184,7 +189,7 @@ class Controller:
         context = self._context()
         self.status.commit = context.commit
         result = reconcile_pass(
-            context, now=datetime.now(UTC), leading=self.leadership.held, memory=self.memory
+            context, now=datetime.now(UTC), leading=self.leadership.held
         )
         self._pass_metrics(result)
         self.status.last_ok = time.time()
@@ -195,6 +200,8 @@ class Controller:
             + (f"; applied {applied}" if applied else "")
             + (f"; refused: {result.refused}" if result.refused else "")
         )
+        for line in blocked_lines(result.decision):
+            log(line)
 
     def _pass_metrics(self, result: PassResult) -> None:
         m, fleet = self.metrics, self.fleet.config.fleet
@@ -217,6 +224,7 @@ class Controller:
         m.duration.labels(fleet).set(result.seconds)
         m.commit.clear()
         m.commit.labels(fleet, self.status.commit or "").set(1)
+        m.set_blocked(decision.blocked)
 
     def audit_notices(self) -> None:
         """Notices for rollout holds, aborts and rollbacks, once each: the cursor over

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+
+from reconciler.controller.corrections import BLOCK_KINDS, Blocked
 
 
 class ServeMetrics:
@@ -18,6 +22,12 @@ class ServeMetrics:
             "plumb_drift_fields",
             "drifted fields by mode at the last pass",
             ["fleet", "mode"],
+            registry=r,
+        )
+        self.drift_blocked = Gauge(
+            "plumb_drift_blocked",
+            "devices whose drift correction is blocked at the last pass, by reason",
+            ["fleet", "reason"],
             registry=r,
         )
         self.corrected = Counter(
@@ -89,6 +99,12 @@ class ServeMetrics:
             ["fleet", "commit"],
             registry=r,
         )
+
+    def set_blocked(self, blocked: Mapping[str, Blocked]) -> None:
+        """Devices whose correction is blocked, by kind (every kind shown, 0 when none)."""
+        for kind in BLOCK_KINDS:
+            count = sum(1 for b in blocked.values() if b.kind == kind)
+            self.drift_blocked.labels(self.fleet, kind).set(count)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

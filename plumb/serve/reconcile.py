@@ -1,27 +1,38 @@
 """One reconcile pass of the controller: observe the whole fleet, plan, decide per
-drifted field (:mod:`reconciler.controller.drift`), record the decision with its
-notice in one transaction, and correct what may be corrected under the fleet lease,
-each device write fenced by the lease token and by leadership."""
+drifted field (:mod:`reconciler.controller.drift`), prove what to correct
+(:mod:`reconciler.controller.corrections`: a correction that cannot be proved safe
+blocks its own devices, not the fleet), record the decision with its notice in one
+transaction, and correct what may be corrected under the fleet lease, each device
+write fenced by the lease token and by leadership. An intent that fails validation
+blocks every correction."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from intent.fleet import Fleet
 from plumb.context import AuditToDb, DbGuard, FleetContext
-from reconciler.controller.drift import DriftDecision, decide_drift, restrict_desired
+from plumb.serve.intentcheck import intent_problems
+from reconciler.controller.corrections import (
+    INTENT_INVALID,
+    Blocked,
+    Corrections,
+    prove_corrections,
+)
+from reconciler.controller.drift import DriftDecision, DriftField, decide_drift
 from reconciler.controller.notices import Notice, render_payload
-from reconciler.controller.windows import correction_allowed
+from reconciler.controller.windows import WindowVerdict, correction_allowed
 from reconciler.errors import FencedOut
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Plan, build_plan
-from reconciler.render import render_desired
-from reconciler.settings import State
+from reconciler.render import DesiredFleet, render_desired
+from reconciler.settings import Scalar, State
 from reconciler.state.conn import Conn
 from reconciler.state.db import StateDB
+from reconciler.state.drifttold import fingerprint
 from reconciler.state.lease import LeaseToken
 from reconciler.targets import Targets
 
@@ -33,15 +44,8 @@ class PassResult:
     plan: Plan
     decision: DriftDecision
     applied: ApplyReport | None = None
-    refused: str | None = None
+    refused: str | None = None  # why nothing at all was corrected (the intent is invalid)
     seconds: float = 0.0
-
-
-@dataclass
-class NoticeMemory:
-    """Drift already told, so an unchanged drift is not told again every pass."""
-
-    told: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
 
 
 class LeaderGuard(DbGuard):
@@ -71,11 +75,52 @@ def queue_notice(db: StateDB, conn: Conn, fleet: Fleet, notice: Notice) -> None:
             )
 
 
-def _record(context: FleetContext, result: PassResult, memory: NoticeMemory) -> None:
-    """The pass's decision in the audit log and, if drift is new, its notice: together."""
-    decision, db, fleet = result.decision, context.db, context.fleet
-    found = frozenset((f.device, f.path, repr(f.intended)) for f in decision.fields)
-    new = found - memory.told
+def _notice(context: FleetContext, decision: DriftDecision, new: frozenset[str]) -> Notice:
+    fleet = context.fleet
+    drifted = {f.device for f in decision.fields}
+    told = [f for f in decision.fields if fingerprint(*_drift_key(f)) in new]
+    summary = (
+        f"{decision.count()} drifted field(s) on {len(drifted)} device(s),"
+        f" {decision.corrected_fields()} to correct now ({decision.window.reason})"
+    )
+    if decision.blocked:
+        summary += f"; correction blocked on {len(decision.blocked)} device(s)"
+    return Notice(
+        "drift",
+        fleet.config.fleet,
+        summary,
+        {
+            "commit": context.commit,
+            "new": [
+                {"device": f.device, "path": f.path, "intended": repr(f.intended)}
+                for f in told[:10]
+            ],
+            "correcting": {d: sorted(p) for d, p in decision.correct.items()},
+            "blocked": {
+                d: {"kind": b.kind, "reason": b.reason} for d, b in decision.blocked.items()
+            },
+        },
+    )
+
+
+def _drift_key(f: DriftField) -> tuple[str, str, Scalar, Scalar]:
+    return f.device, f.path, f.observed, f.intended
+
+
+def told_now(decision: DriftDecision) -> dict[str, tuple[str, str]]:
+    """The fingerprints of what this pass has to tell: every drifted field with its
+    values, every blocked device with the kind of block."""
+    found = {fingerprint(*_drift_key(f)): (f.device, f.path) for f in decision.fields}
+    for device, blocked in decision.blocked.items():
+        subject = f"blocked:{blocked.kind}"
+        found[fingerprint(device, subject)] = (device, subject)
+    return found
+
+
+def _record(context: FleetContext, result: PassResult) -> None:
+    """The pass's decision in the audit log, and, if it found drift or a block not told
+    before (the told set lives in the state database), its notice: together."""
+    decision, db = result.decision, context.db
     with db.transaction() as conn:
         context.audit(
             "decision",
@@ -87,28 +132,39 @@ def _record(context: FleetContext, result: PassResult, memory: NoticeMemory) -> 
                 "correcting": decision.corrected_fields(),
                 "window": decision.window.reason,
                 "unknown": sorted(result.plan.unknown()),
+                "blocked": {d: b.reason for d, b in sorted(decision.blocked.items())},
             },
         )
+        new = db.drift_told.replace(conn, told_now(decision))
         if new:
-            sample = sorted(new)[:10]
-            queue_notice(
-                db,
-                conn,
-                fleet,
-                Notice(
-                    "drift",
-                    fleet.config.fleet,
-                    f"{len(found)} drifted field(s) on"
-                    f" {len({f.device for f in decision.fields})} device(s),"
-                    f" {decision.corrected_fields()} to correct now ({decision.window.reason})",
-                    {
-                        "commit": context.commit,
-                        "new": [{"device": d, "path": p, "intended": i} for d, p, i in sample],
-                        "correcting": {d: sorted(p) for d, p in decision.correct.items()},
-                    },
-                ),
-            )
-    memory.told = found
+            queue_notice(db, conn, context.fleet, _notice(context, decision, new))
+
+
+def choose_corrections(
+    fleet: Fleet,
+    plan: Plan,
+    desired: DesiredFleet,
+    observed: Mapping[str, State | None],
+    errors: Mapping[str, str],
+    window: WindowVerdict,
+    blocked: Mapping[str, Blocked],
+) -> tuple[DriftDecision, Corrections]:
+    """Decide, prove, and decide again without the devices the proof blocked (they
+    take no room in the caps) until what is chosen is proved whole."""
+    known = dict(blocked)
+    while True:
+        decision = decide_drift(plan, fleet.config.serve, window, known)
+        proved = prove_corrections(fleet, desired, observed, errors, decision.correct)
+        if not proved.blocked:
+            return decision, proved
+        known.update(proved.blocked)
+
+
+def invalid_intent(problems: list[str]) -> str | None:
+    if not problems:
+        return None
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"the intent fails validation: {problems[0]}{more}"
 
 
 def reconcile_pass(
@@ -116,42 +172,50 @@ def reconcile_pass(
     *,
     now: datetime,
     leading: Callable[[], bool],
-    memory: NoticeMemory,
 ) -> PassResult:
     started = time.monotonic()
     fleet, db = context.fleet, context.db
     names = list(fleet.devices)
     targets = Targets.for_fleet(fleet)
     try:
+        problems = intent_problems(fleet, today=now.date())
         observations = observe_all(targets, names)
         observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
         errors = {n: o.error for n, o in observations.items() if o.error}
         desired = render_desired(fleet, names)
         plan = build_plan(fleet, desired, observed, errors=errors, holds=db.journal.holds())
         window = correction_allowed(fleet.config.serve.windows, now)
-        result = PassResult(plan, decide_drift(plan, fleet.config.serve, window))
-        _record(context, result, memory)
-        if result.decision.correct:
-            narrowed = restrict_desired(desired, observed, result.decision.correct)
-            fix = build_plan(fleet, narrowed, observed, errors=errors)
-            if fix.refused is not None:
-                result.refused = fix.refused
-            else:
-                db.freeze.check()
-                with db.lease.held(context.holder, "serve: correct drift") as token:
-                    context.audit(
-                        "decision",
-                        detail={"serve": "correct", "changes": fix.change_count()},
-                    )
-                    result.applied = apply_plan(
-                        fix,
-                        targets,
-                        dry_run=False,
-                        guard=LeaderGuard(db, token, leading),
-                        audit=AuditToDb(context),
-                        confirm_within=CONFIRM_WITHIN,
-                    )
+        refused = invalid_intent(problems)
+        invalid = {d: Blocked(INTENT_INVALID, refused) for d in plan.devices} if refused else {}
+        decision, fix = choose_corrections(
+            fleet, plan, desired, observed, errors, window, invalid
+        )
+        result = PassResult(plan, decision, refused=refused)
+        _record(context, result)
+        if fix.plan is not None and fix.correct:
+            db.freeze.check()
+            with db.lease.held(context.holder, "serve: correct drift") as token:
+                context.audit(
+                    "decision",
+                    detail={"serve": "correct", "changes": fix.plan.change_count()},
+                )
+                result.applied = apply_plan(
+                    fix.plan,
+                    targets,
+                    dry_run=False,
+                    guard=LeaderGuard(db, token, leading),
+                    audit=AuditToDb(context),
+                    confirm_within=CONFIRM_WITHIN,
+                )
     finally:
         targets.close()
     result.seconds = time.monotonic() - started
     return result
+
+
+def blocked_lines(decision: DriftDecision) -> list[str]:
+    """One log line per blocked device."""
+    return [
+        f"correction blocked on {device} ({b.kind}): {b.reason}"
+        for device, b in sorted(decision.blocked.items())
+    ]

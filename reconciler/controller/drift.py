@@ -5,21 +5,24 @@ plan has already set aside what plumb must never fight: fields another writer ow
 (conflicts) and fields a platform cannot express never become changes. Here each
 change gets a mode from the first ``serve.drift`` rule that matches its path, device
 and owning intent file (no match: ``warn``), and a ``correct`` change is corrected only
-if it is not held by a rollback pin, a sync window allows it, the plan is not refused,
-and the pass's caps have room; otherwise it is reported with the reason it waits.
+if it is not held by a rollback pin, a sync window allows it, its device is not
+blocked (its correction cannot be proved safe, or the intent fails validation:
+:mod:`reconciler.controller.corrections`), and the pass's caps have room; otherwise it
+is reported with the reason it waits. A blocked device takes no room in the caps, so
+a corner of the fleet that stays blocked never starves the rest.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from intent.serve import DriftRule, ServeConfig
+from reconciler.controller.corrections import Blocked
 from reconciler.controller.windows import WindowVerdict
 from reconciler.plan import Plan
-from reconciler.render import DesiredFleet
-from reconciler.settings import Change, Owned, Scalar, State
+from reconciler.settings import Change, Scalar
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class DriftDecision:
     fields: tuple[DriftField, ...]
     correct: Mapping[str, frozenset[str]]  # device -> paths corrected in this pass
     window: WindowVerdict
+    blocked: Mapping[str, Blocked] = field(default_factory=dict)  # device -> why
 
     def count(self, mode: str | None = None) -> int:
         return sum(1 for f in self.fields if mode is None or f.mode == mode)
@@ -63,8 +67,17 @@ def mode_for(rules: tuple[DriftRule, ...], device: str, change: Change) -> str:
     return "warn"
 
 
-def decide_drift(plan: Plan, config: ServeConfig, window: WindowVerdict) -> DriftDecision:
-    """Classify every planned change and choose, within the caps, what to correct."""
+def decide_drift(
+    plan: Plan,
+    config: ServeConfig,
+    window: WindowVerdict,
+    blocked: Mapping[str, Blocked] | None = None,
+) -> DriftDecision:
+    """Classify every planned change and choose, within the caps, what to correct;
+    ``blocked`` devices are only reported. The whole plan's refusal does not stop
+    correction: what is chosen is proved again on its own."""
+    blocked = blocked or {}
+    stopped: dict[str, Blocked] = {}
     fields: list[DriftField] = []
     correct: dict[str, set[str]] = {}
     corrected = 0
@@ -77,8 +90,9 @@ def decide_drift(plan: Plan, config: ServeConfig, window: WindowVerdict) -> Drif
             if mode == "correct":
                 if change.path in held:
                     waiting = "held by a rollback pin"
-                elif plan.refused is not None:
-                    waiting = f"plan refused: {plan.refused}"
+                elif device in blocked:
+                    waiting = f"blocked: {blocked[device].reason}"
+                    stopped[device] = blocked[device]
                 elif not window.allowed:
                     waiting = window.reason
                 elif device not in correct and len(correct) >= config.max_devices_per_pass:
@@ -99,23 +113,10 @@ def decide_drift(plan: Plan, config: ServeConfig, window: WindowVerdict) -> Drif
                     waiting,
                 )
             )
-    return DriftDecision(tuple(fields), {d: frozenset(p) for d, p in correct.items()}, window)
+    return DriftDecision(
+        tuple(fields),
+        {d: frozenset(p) for d, p in correct.items()},
+        window,
+        stopped,
+    )
 
-
-def restrict_desired(
-    desired: DesiredFleet,
-    observed: Mapping[str, State | None],
-    correct: Mapping[str, frozenset[str]],
-) -> DesiredFleet:
-    """Desired state in which only the chosen fields differ from what was observed: a
-    plan built from it changes exactly those fields, and its order is proved anew."""
-    restricted: dict[str, dict[str, Owned]] = {}
-    for device, wanted in desired.items():
-        state = observed.get(device) or {}
-        keep = correct.get(device, frozenset())
-        restricted[device] = {
-            path: owned if path in keep else Owned(state[path], owned.owner)
-            for path, owned in wanted.items()
-            if path in keep or path in state
-        }
-    return restricted

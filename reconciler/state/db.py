@@ -46,6 +46,7 @@ from reconciler.state.dbfile import (
     translate,
     writable,
 )
+from reconciler.state.drifttold import DRIFT_TOLD_MIGRATION, DriftTold
 from reconciler.state.freeze import Freeze
 from reconciler.state.journal import JOURNAL_MIGRATION, Journal
 from reconciler.state.lease import Lease, LeaseToken
@@ -98,6 +99,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     JOURNAL_MIGRATION,
     OUTBOX_MIGRATION,
+    DRIFT_TOLD_MIGRATION,
 )
 
 
@@ -146,6 +148,7 @@ class StateDB:
         self.freeze = Freeze(self, self.audit)
         self.journal = Journal(self)
         self.outbox = Outbox(self)
+        self.drift_told = DriftTold(self)
 
     @property
     def location(self) -> str:

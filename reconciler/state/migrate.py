@@ -28,6 +28,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("pin", "id"),
     ("outbox", "id"),
     ("controller_cursor", "name"),
+    ("drift_told", "fingerprint"),
 )
 # Identity columns whose sequences must continue after the copied values.
 SEQUENCES = (("lease", "token"), ("pin", "id"), ("outbox", "id"))

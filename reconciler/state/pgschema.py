@@ -154,4 +154,12 @@ PG_MIGRATIONS: tuple[tuple[str, ...], ...] = (
             value BIGINT NOT NULL
         )""",
     ),
+    (
+        """CREATE TABLE drift_told (
+            fingerprint TEXT COLLATE "C" PRIMARY KEY,
+            device TEXT COLLATE "C" NOT NULL,
+            subject TEXT COLLATE "C" NOT NULL,
+            told_at TEXT COLLATE "C" NOT NULL
+        )""",
+    ),
 )

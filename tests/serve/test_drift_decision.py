@@ -1,11 +1,12 @@
 """Per owner pattern, drift is reported or corrected; correction waits for windows,
-caps, pins and a plan that is not refused."""
+caps, pins and devices that are not blocked."""
 
 from __future__ import annotations
 
 from intent.serve import DriftRule, ServeConfig
 from inventory.problems import Location
-from reconciler.controller.drift import decide_drift, mode_for, restrict_desired
+from reconciler.controller.corrections import UNOBSERVED_PEER, Blocked, restrict_desired
+from reconciler.controller.drift import decide_drift, mode_for
 from reconciler.controller.windows import WindowVerdict
 from reconciler.plan import DevicePlan, Held, Plan
 from reconciler.settings import Change, Owned
@@ -77,13 +78,25 @@ def test_caps_limit_fields_per_pass() -> None:
     assert decision.corrected_fields() == 1
 
 
-def test_pinned_fields_and_refused_plans_are_never_corrected() -> None:
-    """A field held by a pin, or any field of a refused plan, is only reported."""
+def test_pinned_fields_are_never_corrected() -> None:
+    """A field held by a pin is only reported."""
     held = (Held("leaf-0", "qos/ecn/3/kmin_kb", 100, "rolled back"),)
     pinned = decide_drift(_plan(held=held), _config(), OPEN)
     assert "leaf-0" not in pinned.correct
+
+
+def test_a_refused_whole_plan_does_not_stop_correction_a_blocked_device_does() -> None:
+    """The fleet's plan being refused leaves the choice alone (what is chosen is proved
+    on its own); a blocked device is reported with its reason and takes no cap room."""
     refused = decide_drift(_plan(refused="no safe order"), _config(), OPEN)
-    assert refused.correct == {}
+    assert set(refused.correct) == {"leaf-0", "leaf-1"}
+    block = Blocked(UNOBSERVED_PEER, "peer gone")
+    decision = decide_drift(_plan(), _config(max_devices_per_pass=1), OPEN, {"leaf-0": block})
+    assert list(decision.correct) == ["leaf-1"]
+    assert decision.blocked == {"leaf-0": block}
+    assert [f.waiting for f in decision.fields if f.device == "leaf-0" and f.mode == "correct"] == [
+        "blocked: peer gone"
+    ]
 
 
 def test_restricted_desired_differs_from_observed_only_in_chosen_fields() -> None:
