@@ -82,11 +82,8 @@ def _assemble(
     """The document with generated records after the hand-written ones in each section."""
     data: dict[str, Any] = {k: v for k, v in doc.data.items() if k != "topology"}
     root_pos, root_tree, root_key = doc.locs
-    tree: dict[Any, LocEntry] = (
-        {k: v for k, v in (root_tree or {}).items() if k != "topology"}
-        if isinstance(root_tree, dict)
-        else {}
-    )
+    # the section's locations stay: generated records point into it
+    tree: dict[Any, LocEntry] = dict(root_tree) if isinstance(root_tree, dict) else {}
     hand: dict[str, int] = {}
     rules: dict[str, list[RuleRef]] = {}
     moved: dict[tuple[str, int], Change] = {}
