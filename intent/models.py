@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictInt, StringConstraints, field_validator, model_validator
 
 from intent.serve import ServeConfig
+from intent.sources import SourcesConfig
 from inventory.models import (
     Ipv4,
     Ipv4Interface,
@@ -297,6 +298,7 @@ class PlumbConfig(Strict):
     ownership: tuple[ExternalOwner, ...] = ()
     drivers: tuple[DriverRule, ...] = ()
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
 
     @field_validator("state_dir")
     @classmethod

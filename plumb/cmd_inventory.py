@@ -1,5 +1,7 @@
 """``plumb inventory export ansible [PATH]``: the fleet's inventory as Ansible
 dynamic-inventory JSON (see :mod:`ci.ansibleexport` and docs/inventory-export.md).
+``plumb inventory import netbox URL [PATH]``: racks, devices and cables from NetBox
+into the inventory files (see :mod:`inventory.netbox_import` and docs/netbox.md).
 
 Ansible runs an inventory script as ``SCRIPT --list`` and ``SCRIPT --host NAME``; a
 two-line script that execs this command with the fleet path answers both.
@@ -11,14 +13,25 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumb.app import PathArg, fail, load_or_exit
+from plumb.app import (
+    CONFIG_FILE,
+    FormatOpt,
+    PathArg,
+    check_format,
+    fail,
+    fleet_root,
+    load_or_exit,
+)
+
+if TYPE_CHECKING:
+    from intent.models import PlumbConfig
 
 inventory_app = typer.Typer(
-    help="The fleet's inventory for other tools (Ansible dynamic inventory).",
+    help="The fleet's inventory to and from other tools (Ansible, NetBox).",
     no_args_is_help=True,
 )
 
@@ -47,6 +60,85 @@ def inventory_export(
     fleet = load_or_exit(path)
     document = ansible_list(fleet) if host is None else ansible_host(fleet, host)
     typer.echo(json.dumps(document, indent=2, sort_keys=False))
+
+
+class ImportSource(StrEnum):
+    netbox = "netbox"
+
+
+@inventory_app.command("import")
+def inventory_import(
+    source: Annotated[ImportSource, typer.Argument(help="netbox: a NetBox server.")],
+    url: Annotated[str, typer.Argument(help="The NetBox URL, e.g. https://netbox.example.com")],
+    path: PathArg = Path("."),
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Write nothing; exit 1 when the repo and NetBox differ, 0 when equal."
+        ),
+    ] = False,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="File whose first line is the API token (mode 0600); default: the"
+            " environment variable sources.netbox.token_env names ($NETBOX_TOKEN).",
+        ),
+    ] = None,
+    format: FormatOpt = "text",
+) -> None:
+    """Import racks, devices (with NICs and rails) and cables (with lengths) from NetBox
+    into the inventory files (docs/netbox.md); report what differs. Exit codes: 0 in sync
+    or written, 1 drift under --check (or a record defined both in NetBox and by hand),
+    2 bad input (token, URL, a NetBox object plumb cannot import)."""
+    from inventory.netbox_import import ImportFailed, run_import
+    from inventory.netbox_map import NetboxMapping
+
+    check_format(format)
+    root = fleet_root(path)
+    netbox = _read_config(root).sources.netbox
+    mapping = NetboxMapping.with_overrides(
+        {slug: role.value if role else None for slug, role in netbox.roles.items()},
+        {slug: kind.value if kind else None for slug, kind in netbox.platforms.items()},
+    )
+    try:
+        outcome = run_import(
+            root,
+            url,
+            mapping=mapping,
+            site=netbox.site,
+            token_env=netbox.token_env,
+            token_file=token_file,
+            write=not check,
+        )
+    except ImportFailed as exc:
+        for line in exc.lines:
+            typer.echo(line, err=True)
+        raise typer.Exit(2) from None
+    if format == "json":
+        typer.echo(json.dumps({"written": not check, **outcome.json()}, indent=2))
+    else:
+        for line in outcome.text(check=check):
+            typer.echo(line)
+    raise typer.Exit(outcome.exit_code(check=check))
+
+
+def _read_config(root: Path) -> PlumbConfig:
+    """plumb.yaml alone (an import may run before the inventory loads), or exit 2."""
+    from intent.models import PlumbConfig
+    from inventory.problems import InputError
+    from inventory.source import load_document
+    from inventory.validation import validate_document
+
+    if not (root / CONFIG_FILE).is_file():
+        raise fail(f"{root} is not a fleet repo: no {CONFIG_FILE}")
+    try:
+        return validate_document(load_document(root, Path(CONFIG_FILE)), PlumbConfig)
+    except InputError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(2) from None
+
 
 
 @inventory_app.command("expand")

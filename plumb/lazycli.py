@@ -83,7 +83,7 @@ LAZY: dict[str, LazyCommand] = {
     ),
     "inventory": LazyCommand(
         "plumb.cmd_inventory",
-        "The fleet's inventory for other tools (Ansible dynamic inventory).",
+        "The fleet's inventory to and from other tools (Ansible, NetBox).",
         group="inventory_app",
     ),
     "serve": LazyCommand(

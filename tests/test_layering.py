@@ -22,6 +22,8 @@ EDGE_OWNERS = {
     "sqlite3": ["reconciler/state/*.py"],
     "psycopg": ["reconciler/state/pg*.py"],
     "urllib": ["rollouts/sources/prometheus.py", "plumb/serve/sender.py"],
+    "pynetbox": ["inventory/netbox_fetch.py"],
+    "requests": ["inventory/netbox_fetch.py"],
 }
 
 

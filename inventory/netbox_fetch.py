@@ -1,0 +1,151 @@
+"""Read the records an import needs from NetBox's REST API (the I/O edge of the import).
+
+The only module that talks to NetBox: it reads devices, interfaces, cables and racks
+with pynetbox (one paged GET per kind, 1,000 records a page) and hands them, as the
+JSON NetBox returned, to :mod:`inventory.netbox_map`. Third-party errors are mapped
+once, here, and raised ``from`` the original::
+
+    NetboxError                 the import cannot read NetBox
+    ├── NetboxUnreachable       connection refused, DNS, TLS, timeout
+    ├── NetboxAuthError         the token was refused (401/403)
+    ├── NetboxTokenError        no token, or a token file others can read
+    └── NetboxApiError          any other failed request, or an answer that is not the API
+
+Messages never contain the token.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pynetbox
+import requests
+from requests import PreparedRequest, Response
+from pynetbox.core.query import ContentError, Request, RequestError
+
+from inventory.netbox_map import NetboxData
+
+PAGE = 1000
+TIMEOUT_S = 30.0
+
+
+class NetboxError(Exception):
+    """The import could not read NetBox."""
+
+
+class NetboxUnreachable(NetboxError):
+    """No answer from the URL (refused, unresolvable, timed out)."""
+
+
+class NetboxAuthError(NetboxError):
+    """NetBox refused the token."""
+
+
+class NetboxApiError(NetboxError):
+    """A request failed otherwise, or the URL does not serve the NetBox API."""
+
+
+class _TimeoutAdapter(requests.adapters.HTTPAdapter):
+    """Every request gets a timeout: a silent server must not hang an import or CI."""
+
+    def send(
+        self,
+        request: PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float | None, float | None] | None = None,
+        verify: bool | str = True,
+        cert: str | tuple[str, str] | None = None,
+        proxies: dict[str, str] | None = None,
+    ) -> Response:
+        return super().send(
+            request,
+            stream=stream,
+            timeout=TIMEOUT_S if timeout is None else timeout,
+            verify=verify,
+            cert=cert,
+            proxies=proxies,
+        )
+
+
+def _session() -> requests.Session:
+    session = requests.Session()
+    adapter = _TimeoutAdapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def fetch_netbox(url: str, token: str, site: str | None = None) -> NetboxData:
+    """Every device, interface and cable (of ``site`` if given) and every rack."""
+    api = pynetbox.api(url.rstrip("/"), token=token)
+    api.http_session = _session()
+    filters = {"site": site} if site else {}
+
+    def records(endpoint: Any, **extra: str) -> tuple[dict[str, Any], ...]:
+        request = Request(
+            base=f"{endpoint.url}/",
+            http_session=api.http_session,
+            token=api.token,
+            filters={**filters, **extra},
+            limit=PAGE,
+        )
+        return tuple(request.get())
+
+    try:
+        return NetboxData(
+            racks=records(api.dcim.racks),
+            devices=records(api.dcim.devices),
+            interfaces=records(api.dcim.interfaces),
+            cables=records(api.dcim.cables),
+        )
+    except RequestError as exc:
+        status = exc.req.status_code
+        if status in (401, 403):
+            raise NetboxAuthError(
+                f"NetBox at {url} refused the token (HTTP {status}): check that it is a"
+                " valid API token with read permission"
+            ) from exc
+        raise NetboxApiError(f"NetBox at {url}: HTTP {status} for {exc.req.url}") from exc
+    except ContentError as exc:
+        raise NetboxApiError(f"{url} does not answer as the NetBox API (no JSON)") from exc
+    except requests.exceptions.RequestException as exc:
+        reason = type(exc).__name__
+        raise NetboxUnreachable(f"cannot reach NetBox at {url} ({reason})") from exc
+
+
+class NetboxTokenError(NetboxError):
+    """No token, or a token file that others could read."""
+
+
+def read_token(token_file: Path | None, env_name: str, environ: Mapping[str, str]) -> str:
+    """The API token: the first line of ``token_file`` (a regular file no one but its
+    owner can read or write), else ``$env_name``."""
+    if token_file is None:
+        token = environ.get(env_name, "").strip()
+        if not token:
+            raise NetboxTokenError(
+                f"no NetBox API token: set ${env_name} or pass --token-file FILE"
+            )
+        return token
+    try:
+        mode = token_file.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise NetboxTokenError(f"token file {token_file} is not a regular file")
+        if mode & 0o077:
+            raise NetboxTokenError(
+                f"token file {token_file} has mode {stat.S_IMODE(mode):04o}: a file holding"
+                f" an API token must be readable by its owner only; run `chmod 600 {token_file}`"
+            )
+        lines = token_file.read_text(encoding="utf-8").strip().splitlines()
+    except OSError as exc:
+        raise NetboxTokenError(
+            f"cannot read token file {token_file}: {exc.strerror or exc}"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise NetboxTokenError(f"token file {token_file} is not UTF-8 text") from exc
+    if not lines or not lines[0].strip():
+        raise NetboxTokenError(f"token file {token_file} is empty")
+    return lines[0].strip()

@@ -1,0 +1,1 @@
+"""NetBox as a source of truth: mapping unit tests and end-to-end imports."""
