@@ -56,6 +56,11 @@ def _ragged_rows(links: list[_Link], sizes: list[int], indent: str) -> list[str]
     return out
 
 
+def _plane_label(first: str) -> str:
+    last = f"{first} + rails_per_plane - 1"
+    return f'      labels: {{fabric_plane: "rails-{{{first}}}-{{{last}}}"}}\n'
+
+
 def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
     """The text of ``inventory/topology.yaml`` for ``fleet``."""
     f, p = fleet, fleet.plan
@@ -104,14 +109,11 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         "      model: \"{choose(r % 2, '7060DX5-64S', 'ACS-SN5600')}\"\n",
         "      platform: \"{choose(r % 2, 'eos', 'sonic')}\"\n",
         f"      rack: net-{{g + 1:0{f._net_w}}}\n",
-        f"      mgmt: \"{_mgmt(render.leaf_block, 'g * 8 + r')}\"\n",
+        f'      mgmt: "{_mgmt(render.leaf_block, "g * 8 + r")}"\n',
         '      rail: "{r}"\n',
     ]
     if p.planes > 1:
-        first = "r - r % rails_per_plane"
-        out.append(
-            f"      labels: {{fabric_plane: \"rails-{{{first}}}-{{{first} + rails_per_plane - 1}}\"}}\n"
-        )
+        out.append(_plane_label("r - r % rails_per_plane"))
     out += [
         "    - rule: frontend-switches\n",
         "      for: {g: 0..groups - 1}\n",
@@ -121,29 +123,29 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         "      model: 7050CX3-32S\n",
         "      platform: eos\n",
         f"      rack: net-{{g + 1:0{f._net_w}}}\n",
-        f"      mgmt: \"{_mgmt(render.fe_block, 'g')}\"\n",
+        f'      mgmt: "{_mgmt(render.fe_block, "g")}"\n',
     ]
-    for rule, first, last, rev in (
+    for rule, low, high, rev in (
         ("hx8-nodes", 1, f.n - 4, "A1"),
         ("hx8-nodes-b0", f.n - 3, f.n, "B0"),
     ):
-        if first > last:
+        if low > high:
             continue
         out += [
             f"    - rule: {rule}\n",
-            f"      for: {{n: {first}..{last}}}\n",
+            f"      for: {{n: {low}..{high}}}\n",
             f"      name: {node}\n",
             "      role: gpu-node\n",
             "      vendor: halcyon\n",
             "      model: HX8\n",
             "      platform: linux\n",
             f"      rack: {gpu_rack}\n",
-            f"      mgmt: \"{_mgmt(render.node_block, 'n - 1')}\"\n",
+            f'      mgmt: "{_mgmt(render.node_block, "n - 1")}"\n',
             "      gpus: 8\n",
             f"      labels: {{nic_revision: {rev}}}\n",
             "      nics:\n",
             "        - for: {r: 0..7}\n",
-            f'          name: eth{{r}}\n          speed_gbps: 400\n          rail: "{{r}}"\n',
+            '          name: eth{r}\n          speed_gbps: 400\n          rail: "{r}"\n',
             f"          model: ConnectX-7\n          revision: {rev}\n",
             "        - {name: fe0, speed_gbps: 100, rail: null}\n",
         ]
@@ -156,22 +158,20 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         f"      model: {render.spine_model}\n",
         "      platform: eos\n",
         f"      rack: net-spine-{{s // 8 + 1:0{f._spine_rack_w}}}\n",
-        f"      mgmt: \"{_mgmt(render.spine_block, 's')}\"\n",
+        f'      mgmt: "{_mgmt(render.spine_block, "s")}"\n',
     ]
     if p.planes > 1:
-        first = "s // spines_per_plane * rails_per_plane"
-        out.append(
-            f"      labels: {{fabric_plane: \"rails-{{{first}}}-{{{first} + rails_per_plane - 1}}\"}}\n"
-        )
-    spine = f"spine-{{r // rails_per_plane * spines_per_plane + j // ({uplinks} // spines_per_plane) + 1}}"
+        out.append(_plane_label("s // spines_per_plane * rails_per_plane"))
+    per_spine = f"({uplinks} // spines_per_plane)"
+    spine = f"spine-{{r // rails_per_plane * spines_per_plane + j // {per_spine} + 1}}"
     spine_port = (
         "Ethernet{r % rails_per_plane * (nodes // spines_per_plane) + 32 * g // spines_per_plane"
-        f" + j % ({uplinks} // spines_per_plane) + 1}}"
+        f" + j % {per_spine} + 1}}"
     )
     out += [
         "  links:\n",
-        "    - rule: rails                 # NIC r of node n -> port n of its group's rail-r leaf\n",
-        f"      for: {{n: 1..nodes, r: 0..7}}\n",
+        "    - rule: rails                 # NIC r of node n -> its group's rail-r leaf\n",
+        "      for: {n: 1..nodes, r: 0..7}\n",
         f"      a: {node}\n",
         "      a_port: eth{r}\n",
         f"      b: leaf-r{{r}}{'' if f.groups == 1 else '-{(n - 1) // 32}'}\n",
@@ -179,7 +179,7 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         "      class: host-leaf\n",
         "      lengths_m:                  # per node, eth0..eth7\n",
         *_rows(f.host_links, 8, "        "),
-        "    - rule: uplinks               # each leaf's uplinks split evenly over its plane's spines\n",
+        "    - rule: uplinks               # split evenly over the plane's spines\n",
         f'      for: {{r: 0..7, g: 0..groups - 1, j: "0..{uplinks} - 1"}}\n',
         f"      a: {leaf}\n",
         "      a_port: Ethernet{33 + j}\n",
