@@ -9,12 +9,13 @@ are owned by the pool declaration, overrides by their own line.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 from intent.models import Addressing
 from intent.settings import DEVICE, DeviceIntent, Sourced
 from inventory.index import CablingIndex, Endpoint, port_sort_key
+from inventory.ipv4 import interface_text
 from inventory.models import BGP_ROLES, Device, LinkClass
 from inventory.problems import Location, Problem
 from inventory.source import Document
@@ -22,11 +23,8 @@ from inventory.source import Document
 
 @dataclass(frozen=True, slots=True)
 class PortAddress:
-    """An interface address as an integer and a prefix length.
-
-    A 4,096-node fleet has 130,000+ routed ports; ``ipaddress.IPv4Interface`` costs
-    ~25 us each to build, this costs nothing until someone asks for ``ip``.
-    """
+    """An interface address as an integer and a prefix length (a view: the plan keeps
+    the integers in columns, see :class:`AddressPlan`)."""
 
     packed: int
     prefixlen: int
@@ -45,20 +43,54 @@ class PortAddress:
         return self.packed >> (32 - self.prefixlen), self.prefixlen
 
     def __str__(self) -> str:
-        p = self.packed
-        return f"{p >> 24}.{(p >> 16) & 255}.{(p >> 8) & 255}.{p & 255}/{self.prefixlen}"
+        return interface_text(self.packed, self.prefixlen)
 
 
-@dataclass
+Owner = tuple[Location, int]
+"""Who owns an address: the pool or override line, and its scope (DEVICE for overrides)."""
+
+
 class AddressPlan:
-    """Endpoint -> interface address, device -> router id; each with its owner."""
+    """Cable end -> interface address, device -> router id; each with its owner.
 
-    addresses: dict[Endpoint, Sourced[PortAddress]] = field(default_factory=dict)
-    router_ids: dict[str, Sourced[IPv4Address]] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    Addresses sit in columns indexed by the cabling index's end codes: the 32-bit
+    address (-1: none), the prefix length and the owner, shared by every address of
+    one pool. :meth:`address` builds a :class:`Sourced` view on request.
+    """
+
+    def __init__(self, cabling: CablingIndex | None = None) -> None:
+        self.cabling = cabling if cabling is not None else CablingIndex((), (), {})
+        size = 2 * len(self.cabling.links)
+        self.packed: list[int] = [-1] * size
+        self.prefixlen = bytearray(size)
+        self.owner: list[Owner | None] = [None] * size
+        self.order: list[int] = []
+        """End codes in the order their addresses were first given (pools, then overrides
+        of ports no pool covers)."""
+        self.router_ids: dict[str, Sourced[IPv4Address]] = {}
+        self.problems: list[Problem] = []
+
+    def assign(self, end: int, packed: int, prefixlen: int, owner: Owner) -> None:
+        if self.packed[end] < 0:
+            self.order.append(end)
+        self.packed[end] = packed
+        self.prefixlen[end] = prefixlen
+        self.owner[end] = owner
+
+    def sourced_at(self, end: int) -> Sourced[PortAddress] | None:
+        owner = self.owner[end]
+        if owner is None:
+            return None
+        return Sourced(PortAddress(self.packed[end], self.prefixlen[end]), owner[0], owner[1])
+
+    def text_at(self, end: int) -> str | None:
+        """``10.0.0.1/31``, or None when the end has no address."""
+        packed = self.packed[end]
+        return None if packed < 0 else interface_text(packed, self.prefixlen[end])
 
     def address(self, device: str, port: str) -> Sourced[PortAddress] | None:
-        return self.addresses.get(Endpoint(device, port))
+        end = self.cabling.end(device, port)
+        return None if end is None else self.sourced_at(end)
 
 
 def _merge_pools(
@@ -87,6 +119,22 @@ def _merge_pools(
     return pools, loopbacks
 
 
+def _pool_members(cabling: CablingIndex, link_class: LinkClass) -> list[int]:
+    """The cables of one class in allocation order: by upper end, then lower end, each
+    device by name and its ports in natural order."""
+    device, port, classes = cabling.end_device, cabling.end_port, cabling.link_class
+    key = port_sort_key
+    members = [
+        index
+        for index, found in enumerate(classes)
+        if found is link_class and device[2 * index]  # refused cables have no ends
+    ]
+    members.sort(
+        key=lambda i: (device[2 * i + 1], key(port[2 * i + 1]), device[2 * i], key(port[2 * i]))
+    )
+    return members
+
+
 def plan_addresses(
     sections: Sequence[tuple[Document, Addressing]],
     devices: Mapping[str, Device],
@@ -94,18 +142,10 @@ def plan_addresses(
     intent: Mapping[str, DeviceIntent],
 ) -> AddressPlan:
     """Allocate /31s per routed link and router ids per switch, then apply overrides."""
-    plan = AddressPlan()
+    plan = AddressPlan(cabling)
     pools, loopbacks = _merge_pools(sections, plan)
     for link_class, (network, where) in pools.items():
-        members = sorted(
-            (link for link in cabling.links if link.link_class is link_class),
-            key=lambda link: (
-                link.b,
-                port_sort_key(link.b_port),
-                link.a,
-                port_sort_key(link.a_port),
-            ),
-        )
+        members = _pool_members(cabling, link_class)
         if len(members) * 2 > network.num_addresses:
             plan.problems.append(
                 Problem(
@@ -116,23 +156,24 @@ def plan_addresses(
             )
             continue
         base = int(network.network_address)
-        for i, link in enumerate(members):
-            upper = PortAddress(base + 2 * i, 31)
-            lower = PortAddress(base + 2 * i + 1, 31)
-            plan.addresses[Endpoint(link.b, link.b_port)] = Sourced(upper, where)
-            plan.addresses[Endpoint(link.a, link.a_port)] = Sourced(lower, where)
+        owner: Owner = (where, 0)
+        for i, index in enumerate(members):
+            plan.assign(2 * index + 1, base + 2 * i, 31, owner)  # the upper end: even
+            plan.assign(2 * index, base + 2 * i + 1, 31, owner)
     seen: dict[Endpoint, Location] = {}
     for doc, section in sections:
         for i, override in enumerate(section.overrides):
             where = doc.where("addressing", "overrides", i)
             end = Endpoint(override.device, override.port)
-            if cabling.at(override.device, override.port) is None:
+            code = cabling.end(override.device, override.port)
+            if code is None:
                 plan.problems.append(Problem(where, f"override for {end}: no such cabled port"))
             elif end in seen:
                 plan.problems.append(Problem(where, f"{end} is already overridden at {seen[end]}"))
             else:
                 seen[end] = where
-                plan.addresses[end] = Sourced(PortAddress.of(override.address), where, scope=DEVICE)
+                address = override.address
+                plan.assign(code, int(address.ip), address.network.prefixlen, (where, DEVICE))
     _plan_router_ids(plan, devices, intent, loopbacks)
     return plan
 

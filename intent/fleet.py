@@ -29,6 +29,7 @@ from intent.models import (
 from intent.settings import DeviceIntent, SettingsResolver, Sourced
 from inventory.gcpause import gc_paused
 from inventory.index import CablingIndex
+from inventory.locations import LinkLocations
 from inventory.models import Device, Gang, InventoryFile, Link, Rack, Role
 from inventory.problems import InputError, Location, Problem
 from inventory.source import Document, load_document
@@ -47,7 +48,7 @@ class Located:
     devices: dict[str, Location] = field(default_factory=dict)
     racks: dict[str, Location] = field(default_factory=dict)
     gangs: dict[str, Location] = field(default_factory=dict)
-    links: list[Location] = field(default_factory=list)
+    links: LinkLocations = field(default_factory=LinkLocations)
     bundles: dict[str, Location] = field(default_factory=dict)
     blocked: list[Location] = field(default_factory=list)
     waivers: list[Location] = field(default_factory=list)
@@ -153,9 +154,8 @@ def load_fleet(root: Path) -> Fleet:
         for i, device in enumerate(inv.devices):
             if loader.unique("device", device.name, doc.where("devices", i), where.devices):
                 devices[device.name] = device
-        for i, link in enumerate(inv.links):
-            links.append(link)
-            where.links.append(doc.where("links", i))
+        links.extend(inv.links)
+        where.links.extend_from(doc, len(inv.links))
         for i, gang in enumerate(inv.gangs):
             if loader.unique("gang", gang.name, doc.where("gangs", i), where.gangs):
                 gangs[gang.name] = gang

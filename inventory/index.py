@@ -1,13 +1,22 @@
 """Cabling index: every (device, port) endpoint to its cable and peer, built once in O(links).
 
-Policies and diffs ask "what is this NIC cabled to?" and "which links does this leaf
-have?" thousands of times; both are dictionary look-ups here, never a scan of pairs.
+Policies, render and diffs ask "what is this NIC cabled to?" and "which links does this
+leaf have?" hundreds of thousands of times at fleet scale; both are dictionary look-ups
+here, never a scan of pairs.
+
+The index keeps no object per cable or per port. A cable end is an *end code*, an
+integer: ``2 * i`` is the ``a`` end of link ``i``, ``2 * i + 1`` its ``b`` end, so the
+peer of end ``e`` is ``e ^ 1`` and its cable ``e >> 1``. Columns hold each end's device
+and port (interned strings) and each cable's class; ``device -> {port: end}`` lists a
+device's cabled ports in natural port order. :class:`PortLink` views are built only
+for callers that ask for them (:meth:`CablingIndex.ports`, :meth:`CablingIndex.at`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -16,6 +25,7 @@ from inventory.models import Device, Link, LinkClass
 from inventory.problems import Location, Problem
 
 _DIGITS = re.compile(r"(\d+)")
+_NO_PORTS: Mapping[str, int] = {}
 
 
 @functools.lru_cache(maxsize=8192)
@@ -37,16 +47,14 @@ class Endpoint(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class PortLink:
-    """One end of a cable as seen from a device: my port, the peer, the cable."""
+    """One end of a cable as seen from a device: my port, the peer, the cable (a view
+    built on request from the index's columns)."""
 
     index: int
     link: Link
     local: Endpoint
     peer: Endpoint
-
-    @property
-    def link_class(self) -> LinkClass:
-        return self.link.link_class
+    link_class: LinkClass
 
 
 class CablingIndex:
@@ -60,51 +68,105 @@ class CablingIndex:
     ) -> None:
         self.links = links
         self.problems: list[Problem] = []
-        self._by_endpoint: dict[Endpoint, PortLink] = {}
-        self._by_device: dict[str, list[PortLink]] = {}
-        seen_at: dict[Endpoint, Location] = {}
+        intern = sys.intern
+        count = len(links)
+        self.end_device: list[str] = [""] * (2 * count)
+        self.end_port: list[str] = [""] * (2 * count)
+        self.link_class: list[LinkClass] = [LinkClass.frontend] * count
+        """Per end code (device, port) and per cable (class); cables refused below keep
+        empty ends and are in no device's ports."""
+        by_device: dict[str, dict[str, int]] = {}
+        self._ports = by_device  # in cable order while building (read by _refuse)
         for index, link in enumerate(links):
-            where = link_locations[index]
-            a, b = Endpoint(link.a, link.a_port), Endpoint(link.b, link.b_port)
-            if not self._check_ends(link, a, b, where, devices, seen_at):
+            a, a_port, b, b_port = link.a, link.a_port, link.b, link.b_port
+            mine, theirs = by_device.get(a), by_device.get(b)
+            if (
+                a not in devices
+                or b not in devices
+                or (mine is not None and a_port in mine)
+                or (theirs is not None and b_port in theirs)
+                or (a == b and a_port == b_port)
+            ):
+                self._refuse(link, link_locations, index, devices)
                 continue
-            for local, peer in ((a, b), (b, a)):
-                port_link = PortLink(index, link, local, peer)
-                self._by_endpoint[local] = port_link
-                self._by_device.setdefault(local.device, []).append(port_link)
-                seen_at[local] = where
-        for port_links in self._by_device.values():
-            port_links.sort(key=lambda pl: port_sort_key(pl.local.port))
+            a, a_port, b, b_port = intern(a), intern(a_port), intern(b), intern(b_port)
+            end = 2 * index
+            self.end_device[end], self.end_port[end] = a, a_port
+            self.end_device[end + 1], self.end_port[end + 1] = b, b_port
+            self.link_class[index] = link.link_class
+            if mine is None:
+                mine = by_device[a] = {}
+            mine[a_port] = end
+            theirs = by_device.get(b)  # a link between two ports of one device
+            if theirs is None:
+                theirs = by_device[b] = {}
+            theirs[b_port] = end + 1
+        self._ports = {
+            device: dict(sorted(ports.items(), key=lambda item: port_sort_key(item[0])))
+            for device, ports in by_device.items()
+        }
 
-    def _check_ends(
+    def _refuse(
         self,
         link: Link,
-        a: Endpoint,
-        b: Endpoint,
-        where: Location,
+        link_locations: Sequence[Location],
+        index: int,
         devices: Mapping[str, Device],
-        seen_at: dict[Endpoint, Location],
-    ) -> bool:
-        ok = True
+    ) -> None:
+        """Report why a cable cannot be indexed (each reason once, in end order)."""
+        where = link_locations[index]
+        a, b = Endpoint(link.a, link.a_port), Endpoint(link.b, link.b_port)
         for end in (a, b):
             if end.device not in devices:
                 self.problems.append(Problem(where, f"link end {end}: no device {end.device!r}"))
-                ok = False
-            elif end in seen_at:
+                continue
+            first = self.end(end.device, end.port)
+            if first is not None:
                 self.problems.append(
-                    Problem(where, f"port {end} is already cabled at {seen_at[end]}")
+                    Problem(where, f"port {end} is already cabled at {link_locations[first >> 1]}")
                 )
-                ok = False
         if a == b:
             self.problems.append(Problem(where, f"link connects {a} to itself"))
-            ok = False
-        return ok
+
+    # -- columns: end codes --------------------------------------------------------
+
+    def end(self, device: str, port: str) -> int | None:
+        """The end code of a cabled port, or None."""
+        return self._ports.get(device, _NO_PORTS).get(port)
+
+    def ends(self, device: str) -> Mapping[str, int]:
+        """A device's cabled ports -> end code, in natural port order."""
+        return self._ports.get(device, _NO_PORTS)
+
+    def endpoint(self, end: int) -> Endpoint:
+        return Endpoint(self.end_device[end], self.end_port[end])
+
+    def class_of(self, end: int) -> LinkClass:
+        return self.link_class[end >> 1]
+
+    def devices(self) -> Iterator[str]:
+        """Every device with at least one cabled port."""
+        return iter(self._ports)
+
+    # -- views ---------------------------------------------------------------------
+
+    def _view(self, end: int) -> PortLink:
+        index = end >> 1
+        peer = end ^ 1
+        return PortLink(
+            index,
+            self.links[index],
+            Endpoint(self.end_device[end], self.end_port[end]),
+            Endpoint(self.end_device[peer], self.end_port[peer]),
+            self.link_class[index],
+        )
 
     def at(self, device: str, port: str) -> PortLink | None:
-        return self._by_endpoint.get(Endpoint(device, port))
+        end = self.end(device, port)
+        return None if end is None else self._view(end)
 
     def ports(self, device: str) -> Sequence[PortLink]:
-        return self._by_device.get(device, ())
+        return [self._view(end) for end in self.ends(device).values()]
 
     def ports_of_class(self, device: str, link_class: LinkClass) -> Iterator[PortLink]:
         return (pl for pl in self.ports(device) if pl.link_class is link_class)

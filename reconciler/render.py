@@ -23,11 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 from intent.fleet import Fleet
-from intent.sessions import sessions_of
 from intent.settings import DeviceIntent, Sourced
 from inventory.gcpause import gc_paused
-from inventory.index import PortLink
-from inventory.models import BGP_ROLES, Device, Role
+from inventory.ipv4 import interface_text, ipv4_text
+from inventory.models import BGP_ROLES, Device, LinkClass, Role
 from inventory.problems import UNKNOWN, Location
 from reconciler.settings import Owned, Scalar
 
@@ -46,10 +45,37 @@ def _put(out: dict[str, Owned], path: str, value: Sourced[Any] | None, convert: 
     out[path] = Owned(scalar, value.origin)
 
 
-def _pfc(intent: DeviceIntent, pl: PortLink) -> Owned:
+class _PortValues:
+    """One device's per-port values by link class, each rendered once per device: every
+    port of a class carries the same MTU and PFC values with the same owner."""
+
+    def __init__(self, intent: DeviceIntent, layers: tuple[str, ...]) -> None:
+        self.intent = intent
+        self.layers = layers
+        self._by_class: dict[LinkClass, tuple[tuple[Owned | None, ...], Owned]] = {}
+
+    def of(self, link_class: LinkClass) -> tuple[tuple[Owned | None, ...], Owned]:
+        """(the MTU layers' values, None where intent sets none; the PFC priorities)."""
+        found = self._by_class.get(link_class)
+        if found is None:
+            intent = self.intent
+            layers = tuple(
+                _owned(intent.get("mtu", link_class.value, layer)) for layer in self.layers
+            )
+            found = self._by_class[link_class] = (layers, _pfc(intent, link_class))
+        return found
+
+
+def _owned(value: Sourced[Any] | None) -> Owned | None:
+    if value is None or value.value is None:
+        return None
+    return Owned(value.value, value.origin)
+
+
+def _pfc(intent: DeviceIntent, link_class: LinkClass) -> Owned:
     classes = intent.get("qos", "lossless_link_classes")
     pfc = intent.get("qos", "pfc_priorities")
-    lossless = classes is not None and classes.value is not None and pl.link_class in classes.value
+    lossless = classes is not None and classes.value is not None and link_class in classes.value
     if lossless and pfc is not None and pfc.value is not None:
         return Owned(",".join(str(p) for p in sorted(pfc.value)), pfc.origin)
     return Owned("", _owner(classes))
@@ -75,12 +101,7 @@ def render_switch(fleet: Fleet, device: Device) -> dict[str, Owned]:
     bundle = _firmware_bundle(fleet, intent)
     if bundle is not None and "nos" in bundle[0]:
         out["system/nos_version"] = Owned(bundle[0]["nos"], bundle[1])
-    for pl in fleet.cabling.ports(device.name):
-        prefix = f"interfaces/{pl.local.port}"
-        _put(out, f"{prefix}/mtu", intent.get("mtu", pl.link_class.value, "switch_port"))
-        address = fleet.addresses.address(device.name, pl.local.port)
-        _put(out, f"{prefix}/address", address, str)
-        out[f"{prefix}/pfc_priorities"] = _pfc(intent, pl)
+    _render_ports(fleet, device.name, "interfaces", _PortValues(intent, ("switch_port",)), out)
     _qos_common(out, intent)
     ecn = intent.get("qos", "ecn")
     if ecn is not None and ecn.value is not None:
@@ -98,14 +119,53 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
     _put(out, "bgp/asn", intent.get("bgp", "asn"))
     _put(out, "bgp/router_id", fleet.addresses.router_ids.get(device.name), str)
     _put(out, "bgp/maximum_paths", intent.get("bgp", "maximum_paths"))
-    for session in sessions_of(fleet, device.name):
-        if session.peer_ip is None:
+    cabling, plan, devices = fleet.cabling, fleet.addresses, fleet.devices
+    peer_intent = fleet.intent
+    inbound_default = intent.get("bgp", "inbound_filter")
+    for end in cabling.ends(device.name).values():
+        peer_end = end ^ 1
+        peer = cabling.end_device[peer_end]
+        if devices[peer].role not in BGP_ROLES:
             continue
-        prefix = f"bgp/neighbors/{session.peer_ip.value.ip}"
-        _put(out, f"{prefix}/remote_as", session.remote_as)
-        inbound = session.inbound_filter
+        peer_ip = plan.packed[peer_end]
+        if peer_ip < 0:
+            continue
+        prefix = f"bgp/neighbors/{ipv4_text(peer_ip)}"
+        remote_as = intent.get("bgp", "neighbors", peer, "remote_as") or peer_intent[peer].get(
+            "bgp", "asn"
+        )
+        _put(out, f"{prefix}/remote_as", remote_as)
+        inbound = intent.get("bgp", "neighbors", peer, "inbound_filter") or inbound_default
         if inbound is not None:
             out[f"{prefix}/inbound_filter"] = Owned(inbound.value or "", inbound.origin)
+
+
+def _render_ports(
+    fleet: Fleet, name: str, kind: str, values: _PortValues, out: dict[str, Owned]
+) -> None:
+    """Per cabled port, in natural port order: the MTU layers, the /31, the PFC set
+    (``interfaces/<port>/...`` on a switch, ``nics/<nic>/...`` on a host)."""
+    cabling, plan = fleet.cabling, fleet.addresses
+    classes, packed, prefixlen, owner = (
+        cabling.link_class,
+        plan.packed,
+        plan.prefixlen,
+        plan.owner,
+    )
+    suffixes = {"switch_port": "mtu", "host": "mtu", "rdma": "rdma_mtu"}
+    names = tuple(suffixes[layer] for layer in values.layers)
+    for port, end in cabling.ends(name).items():
+        layers, pfc = values.of(classes[end >> 1])
+        prefix = f"{kind}/{port}"
+        for suffix, layer in zip(names, layers, strict=True):
+            if layer is not None:
+                out[f"{prefix}/{suffix}"] = layer
+        address, owned_by = packed[end], owner[end]
+        if address >= 0 and owned_by is not None:
+            out[f"{prefix}/address"] = Owned(
+                interface_text(address, prefixlen[end]), owned_by[0]
+            )
+        out[f"{prefix}/pfc_priorities"] = pfc
 
 
 def render_host(fleet: Fleet, device: Device) -> dict[str, Owned]:
@@ -116,13 +176,7 @@ def render_host(fleet: Fleet, device: Device) -> dict[str, Owned]:
         components, origin = bundle
         for component, version in sorted(components.items()):
             out[f"firmware/{component}"] = Owned(version, origin)
-    for pl in fleet.cabling.ports(device.name):
-        prefix = f"nics/{pl.local.port}"
-        cls = pl.link_class.value
-        _put(out, f"{prefix}/mtu", intent.get("mtu", cls, "host"))
-        _put(out, f"{prefix}/rdma_mtu", intent.get("mtu", cls, "rdma"))
-        _put(out, f"{prefix}/address", fleet.addresses.address(device.name, pl.local.port), str)
-        out[f"{prefix}/pfc_priorities"] = _pfc(intent, pl)
+    _render_ports(fleet, device.name, "nics", _PortValues(intent, ("host", "rdma")), out)
     _qos_common(out, intent)
     return out
 

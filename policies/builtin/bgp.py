@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from intent.fleet import Fleet
-from intent.sessions import BGP_ROLES, all_sessions
 from intent.settings import Sourced
-from inventory.models import Role
+from inventory.models import BGP_ROLES, Role
 from policies.engine import Finding, policy
 from policies.views import where
 
@@ -154,9 +153,7 @@ def leaf_asn_unique(fleet: Fleet) -> Iterator[Finding]:
     first: dict[int, tuple[str, Sourced[Any]]] = {}
     for name, asn in sorted(_asns(fleet, Role.leaf).items()):
         if asn.value in spine_asns:
-            yield Finding(
-                name, f"leaf {name} uses the spine ASN {asn.value}", where(asn), (name,)
-            )
+            yield Finding(name, f"leaf {name} uses the spine ASN {asn.value}", where(asn), (name,))
         elif asn.value in first:
             other, other_asn = first[asn.value]
             yield Finding(
@@ -190,18 +187,34 @@ def asn_private(fleet: Fleet) -> Iterator[Finding]:
     remediation="Remove the bgp.neighbors.<peer>.remote_as override or fix the peer's ASN.",
 )
 def remote_as_match(fleet: Fleet) -> Iterator[Finding]:
-    for session in all_sessions(fleet):
-        peer_asn = fleet.intent[session.peer].get("bgp", "asn")
-        if session.remote_as is None or peer_asn is None:
+    for device, port, peer in _sessions(fleet):
+        peer_asn = fleet.intent[peer].get("bgp", "asn")
+        remote_as = fleet.intent[device].get("bgp", "neighbors", peer, "remote_as") or peer_asn
+        if remote_as is None or peer_asn is None:
             continue
-        if session.remote_as.value != peer_asn.value:
+        if remote_as.value != peer_asn.value:
             yield Finding(
-                f"{session.device}:{session.port}",
-                f"{session.device} -> {session.peer}: remote-as {session.remote_as.value}, "
-                f"but {session.peer} is AS {peer_asn.value}",
-                where(session.remote_as, peer_asn),
-                (session.device, session.peer),
+                f"{device}:{port}",
+                f"{device} -> {peer}: remote-as {remote_as.value}, "
+                f"but {peer} is AS {peer_asn.value}",
+                where(remote_as, peer_asn),
+                (device, peer),
             )
+
+
+def _sessions(fleet: Fleet) -> Iterator[tuple[str, str, str]]:
+    """(device, port, peer) of every BGP session, switch by switch in inventory order and
+    port by port (the order of :func:`intent.sessions.all_sessions`), from the cabling
+    columns alone."""
+    devices, cabling = fleet.devices, fleet.cabling
+    peer_of = cabling.end_device
+    for name, device in devices.items():
+        if device.role not in BGP_ROLES:
+            continue
+        for port, end in cabling.ends(name).items():
+            peer = peer_of[end ^ 1]
+            if devices[peer].role in BGP_ROLES:
+                yield name, port, peer
 
 
 @policy(
@@ -212,12 +225,15 @@ def remote_as_match(fleet: Fleet) -> Iterator[Finding]:
     remediation="Set bgp.maximum_paths to at least the number of equal-cost uplinks.",
 )
 def maximum_paths(fleet: Fleet) -> Iterator[Finding]:
+    devices, cabling = fleet.devices, fleet.cabling
+    peer_of = cabling.end_device
     for role in BGP_ROLES:
         for device in fleet.of_role(role):
             per_peer: Counter[str] = Counter()
-            for pl in fleet.cabling.ports(device.name):
-                if fleet.devices[pl.peer.device].role in BGP_ROLES:
-                    per_peer[pl.peer.device] += 1
+            for end in cabling.ends(device.name).values():
+                peer = peer_of[end ^ 1]
+                if devices[peer].role in BGP_ROLES:
+                    per_peer[peer] += 1
             if not per_peer:
                 continue
             need = _equal_cost_paths(fleet, role, per_peer)
@@ -257,13 +273,17 @@ def _equal_cost_paths(fleet: Fleet, role: Role, per_peer: Counter[str]) -> int:
     remediation="Set bgp.inbound_filter (fleet-wide) and do not null it per neighbor.",
 )
 def inbound_filter(fleet: Fleet) -> Iterator[Finding]:
-    for session in all_sessions(fleet):
-        if session.inbound_filter is None or not session.inbound_filter.value:
+    for device, port, peer in _sessions(fleet):
+        intent = fleet.intent[device]
+        inbound = intent.get("bgp", "neighbors", peer, "inbound_filter") or intent.get(
+            "bgp", "inbound_filter"
+        )
+        if inbound is None or not inbound.value:
             yield Finding(
-                f"{session.device}:{session.port}",
-                f"{session.device} -> {session.peer} ({session.port}) has no inbound filter",
-                where(session.inbound_filter) or (fleet.where.devices[session.device],),
-                (session.device,),
+                f"{device}:{port}",
+                f"{device} -> {peer} ({port}) has no inbound filter",
+                where(inbound) or (fleet.where.devices[device],),
+                (device,),
             )
 
 
@@ -305,11 +325,19 @@ def router_id_unique(fleet: Fleet) -> Iterator[Finding]:
     remediation="Fix or remove the addressing.overrides entry for that port.",
 )
 def p2p_31(fleet: Fleet) -> Iterator[Finding]:
-    for index, link in enumerate(fleet.links):
-        a = fleet.addresses.address(link.a, link.a_port)
-        b = fleet.addresses.address(link.b, link.b_port)
-        if a is None and b is None:
+    plan, cabling = fleet.addresses, fleet.cabling
+    packed, prefixlen = plan.packed, plan.prefixlen
+    for index in range(len(cabling)):
+        lower, upper = 2 * index, 2 * index + 1
+        ip_a, ip_b = packed[lower], packed[upper]
+        if ip_a < 0 and ip_b < 0:
             continue
+        if ip_a >= 0 and ip_b >= 0:
+            len_a, len_b = prefixlen[lower], prefixlen[upper]
+            if len_a == 31 and len_b == 31 and ip_a >> 1 == ip_b >> 1 and ip_a != ip_b:
+                continue
+        link = fleet.links[index]
+        a, b = plan.sourced_at(lower), plan.sourced_at(upper)
         subject = f"{link.a}:{link.a_port}"
         if a is None or b is None:
             missing = f"{link.a}:{link.a_port}" if a is None else f"{link.b}:{link.b_port}"
@@ -319,12 +347,7 @@ def p2p_31(fleet: Fleet) -> Iterator[Finding]:
                 (*where(a, b), fleet.where.links[index]),
                 (subject,),
             )
-        elif (
-            a.value.prefixlen != 31
-            or b.value.prefixlen != 31
-            or a.value.subnet != b.value.subnet
-            or a.value.packed == b.value.packed
-        ):
+        else:
             yield Finding(
                 subject,
                 f"{link.a}:{link.a_port} {a.value} and {link.b}:{link.b_port} "

@@ -95,16 +95,29 @@ def same_pod(fleet: Fleet) -> Iterator[Finding]:
     remediation="Re-cable the NIC to its rail's leaf (or fix the NIC's or the leaf's rail).",
 )
 def rail_match(fleet: Fleet) -> Iterator[Finding]:
+    devices = fleet.devices
     for index, link in enumerate(fleet.links):
         if link.link_class is not LinkClass.host_leaf:
             continue
-        ends = {Endpoint(link.a, link.a_port), Endpoint(link.b, link.b_port)}
-        host = next((e for e in ends if _role(fleet, e.device) is Role.gpu_node), None)
-        leaf = next((e for e in ends if _role(fleet, e.device) is Role.leaf), None)
-        if host is None or leaf is None:
+        a, b = devices.get(link.a), devices.get(link.b)
+        if a is None or b is None:
+            continue
+        if a.role is Role.gpu_node and b.role is Role.leaf:
+            host, leaf, leaf_device = (
+                Endpoint(link.a, link.a_port),
+                Endpoint(link.b, link.b_port),
+                b,
+            )
+        elif b.role is Role.gpu_node and a.role is Role.leaf:
+            host, leaf, leaf_device = (
+                Endpoint(link.b, link.b_port),
+                Endpoint(link.a, link.a_port),
+                a,
+            )
+        else:
             continue  # cabling.class-fits-roles reports it
-        nic = next((n for n in fleet.devices[host.device].nics if n.name == host.port), None)
-        leaf_rail = fleet.devices[leaf.device].rail
+        nic = next((n for n in devices[host.device].nics if n.name == host.port), None)
+        leaf_rail = leaf_device.rail
         if nic is None or nic.rail is None or leaf_rail is None or nic.rail == leaf_rail:
             continue
         yield Finding(
@@ -113,11 +126,6 @@ def rail_match(fleet: Fleet) -> Iterator[Finding]:
             (fleet.where.links[index], fleet.where.devices[host.device]),
             (host.device, leaf.device),
         )
-
-
-def _role(fleet: Fleet, name: str) -> Role | None:
-    device = fleet.devices.get(name)
-    return None if device is None else device.role
 
 
 @policy(
@@ -129,29 +137,33 @@ def _role(fleet: Fleet, name: str) -> Role | None:
     "override that reuses an address.",
 )
 def addressing_unique(fleet: Fleet) -> Iterator[Finding]:
-    by_address: dict[int, Endpoint] = {}
-    by_subnet: dict[tuple[int, int], Endpoint] = {}
-    for end, sourced in fleet.addresses.addresses.items():
-        address = sourced.value
-        other = by_address.get(address.packed)
+    plan, cabling = fleet.addresses, fleet.cabling
+    packed, prefixlen = plan.packed, plan.prefixlen
+    by_address: dict[int, int] = {}  # address -> the first end that has it
+    by_subnet: dict[int, int] = {}  # network number * 64 + prefix length -> first end
+    for end in plan.order:
+        address = packed[end]
+        other = by_address.get(address)
         if other is not None:
+            mine, theirs = cabling.endpoint(end), cabling.endpoint(other)
             yield Finding(
-                f"{end}",
-                f"{end} has {address}, already the address of {other}",
-                where(sourced, fleet.addresses.addresses[other]),
-                (end.device, other.device),
+                f"{mine}",
+                f"{mine} has {plan.text_at(end)}, already the address of {theirs}",
+                where(plan.sourced_at(end), plan.sourced_at(other)),
+                (mine.device, theirs.device),
             )
             continue
-        by_address[address.packed] = end
-        first = by_subnet.setdefault(address.subnet, end)
-        pl = fleet.cabling.at(end.device, end.port)
-        if first is end or pl is None or pl.peer == first:
+        by_address[address] = end
+        length = prefixlen[end]
+        first = by_subnet.setdefault(((address >> (32 - length)) << 6) | length, end)
+        if first == end or first == end ^ 1:  # its own /31, or its cable's other end
             continue
+        mine, theirs = cabling.endpoint(end), cabling.endpoint(first)
         yield Finding(
-            f"{end}",
-            f"{end} has {address}, in the same /{address.prefixlen} as {first} on another cable",
-            where(sourced, fleet.addresses.addresses[first]),
-            (end.device, first.device),
+            f"{mine}",
+            f"{mine} has {plan.text_at(end)}, in the same /{length} as {theirs} on another cable",
+            where(plan.sourced_at(end), plan.sourced_at(first)),
+            (mine.device, theirs.device),
         )
 
 

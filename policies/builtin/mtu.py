@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from intent.fleet import Fleet
 from inventory.models import Platform, Role
+from policies.builtin.ports import classes_of
 from policies.engine import Finding, policy
 from policies.views import ETHERNET_OVERHEAD, RDMA_OVERHEAD, VERBS_MTUS, where
 
@@ -26,11 +27,9 @@ def mtu_defined(fleet: Fleet) -> Iterator[Finding]:
         layer = "host" if device.role is Role.gpu_node else "switch_port"
         intent = fleet.intent[name]
         missing = sorted(
-            {
-                pl.link_class.value
-                for pl in fleet.cabling.ports(name)
-                if intent.value("mtu", pl.link_class.value, layer) is None
-            }
+            cls.value
+            for cls in classes_of(fleet, name)
+            if intent.value("mtu", cls.value, layer) is None
         )
         for link_class in missing:
             yield Finding(
@@ -49,21 +48,23 @@ def mtu_defined(fleet: Fleet) -> Iterator[Finding]:
     remediation="Lower the host MTU or raise the switch port MTU of that link class.",
 )
 def host_fits_port(fleet: Fleet) -> Iterator[Finding]:
+    cabling = fleet.cabling
     for name in (d.name for d in fleet.devices.values() if d.role is Role.gpu_node):
         intent = fleet.intent[name]
-        for pl in fleet.cabling.ports(name):
-            cls = pl.link_class.value
+        for end in cabling.ends(name).values():
+            cls = cabling.class_of(end).value
             host = intent.get("mtu", cls, "host")
-            port = fleet.intent[pl.peer.device].get("mtu", cls, "switch_port")
+            port = fleet.intent[cabling.end_device[end ^ 1]].get("mtu", cls, "switch_port")
             if host is None or port is None or host.value is None or port.value is None:
                 continue
             if host.value + ETHERNET_OVERHEAD > port.value:
+                local, peer = cabling.endpoint(end), cabling.endpoint(end ^ 1)
                 yield Finding(
-                    f"{pl.local}",
-                    f"{pl.local} host MTU {host.value} + {ETHERNET_OVERHEAD} > {port.value}, "
-                    f"the MTU of switch port {pl.peer} ({cls})",
+                    f"{local}",
+                    f"{local} host MTU {host.value} + {ETHERNET_OVERHEAD} > {port.value}, "
+                    f"the MTU of switch port {peer} ({cls})",
                     where(host, port),
-                    (str(pl.local), str(pl.peer)),
+                    (str(local), str(peer)),
                 )
 
 
@@ -77,7 +78,7 @@ def host_fits_port(fleet: Fleet) -> Iterator[Finding]:
 def rdma_fits_host(fleet: Fleet) -> Iterator[Finding]:
     for name in (d.name for d in fleet.devices.values() if d.role is Role.gpu_node):
         intent = fleet.intent[name]
-        classes = sorted({pl.link_class.value for pl in fleet.cabling.ports(name)})
+        classes = sorted(cls.value for cls in classes_of(fleet, name))
         for cls in classes:
             rdma = intent.get("mtu", cls, "rdma")
             if rdma is None or rdma.value is None:
@@ -113,14 +114,15 @@ def rdma_fits_host(fleet: Fleet) -> Iterator[Finding]:
     remediation="Set the same switch_port MTU for the link class on both switches.",
 )
 def fabric_ends_equal(fleet: Fleet) -> Iterator[Finding]:
+    devices, intents = fleet.devices, fleet.intent
     for index, link in enumerate(fleet.links):
-        a, b = fleet.devices.get(link.a), fleet.devices.get(link.b)
-        if a is None or b is None or not (a.role.is_switch and b.role.is_switch):
+        a, b = devices.get(link.a), devices.get(link.b)
+        if a is None or b is None or a.role is Role.gpu_node or b.role is Role.gpu_node:
             continue
         cls = link.link_class.value
-        mtu_a = fleet.intent[link.a].get("mtu", cls, "switch_port")
-        mtu_b = fleet.intent[link.b].get("mtu", cls, "switch_port")
-        if mtu_a is None or mtu_b is None or mtu_a.value == mtu_b.value:
+        mtu_a = intents[link.a].get("mtu", cls, "switch_port")
+        mtu_b = intents[link.b].get("mtu", cls, "switch_port")
+        if mtu_a is None or mtu_b is None or mtu_a is mtu_b or mtu_a.value == mtu_b.value:
             continue
         yield Finding(
             f"{link.a}:{link.a_port}",
@@ -152,7 +154,7 @@ def platform_range(fleet: Fleet) -> Iterator[Finding]:
         if limits is None or not device.role.is_switch:
             continue
         intent = fleet.intent[name]
-        for link_class in sorted({pl.link_class.value for pl in fleet.cabling.ports(name)}):
+        for link_class in sorted(cls.value for cls in classes_of(fleet, name)):
             mtu = intent.get("mtu", link_class, "switch_port")
             if mtu is None or mtu.value is None or limits[0] <= mtu.value <= limits[1]:
                 continue

@@ -13,10 +13,12 @@ from typing import Any
 
 from intent.fleet import Fleet
 from intent.settings import Sourced
+from inventory.index import Endpoint
+from inventory.models import LinkClass
+from policies.builtin.ports import lossless_classes, lossless_ends
 from policies.engine import Finding, policy
 from policies.views import (
     DEFAULT_PFC_FRAME,
-    is_lossless,
     link_speed_gbps,
     required_headroom_bytes,
     where,
@@ -26,7 +28,7 @@ from policies.views import (
 def _on_lossless_path(fleet: Fleet) -> Iterator[str]:
     """Devices with at least one port of a lossless link class."""
     for name in fleet.devices:
-        if any(is_lossless(fleet, name, pl) for pl in fleet.cabling.ports(name)):
+        if any(True for _ in lossless_ends(fleet, name)):
             yield name
 
 
@@ -94,19 +96,33 @@ def pfc_exactly_roce(fleet: Fleet) -> Iterator[Finding]:
 )
 def lossless_path_agrees(fleet: Fleet) -> Iterator[Finding]:
     reported: set[tuple[str, str, str]] = set()
+    agreed: set[tuple[str, str]] = set()  # device pairs already compared with no difference
+    intents, cabling = fleet.intent, fleet.cabling
+    lossless: dict[str, tuple[LinkClass, ...]] = {}
     for index, link in enumerate(fleet.links):
         ends = (link.a, link.b)
-        if not all(d in fleet.intent for d in ends):
+        if ends in agreed or not all(d in intents for d in ends):
             continue
-        pl = fleet.cabling.at(link.a, link.a_port)
-        if pl is None or not is_lossless(fleet, link.a, pl):
+        end = cabling.end(link.a, link.a_port)
+        if end is None:
             continue
+        classes = lossless.get(link.a)
+        if classes is None:
+            classes = lossless[link.a] = lossless_classes(fleet, link.a)
+        if cabling.class_of(end) not in classes:
+            continue
+        differ = False
         for field in ("roce_priority", "lossless_priorities", "pfc_priorities", "dscp_map"):
-            va = fleet.intent[link.a].get("qos", field)
-            vb = fleet.intent[link.b].get("qos", field)
+            va = intents[link.a].get("qos", field)
+            vb = intents[link.b].get("qos", field)
+            if va is vb:
+                continue
             value_a = None if va is None else va.value
             value_b = None if vb is None else vb.value
-            if value_a == value_b or (link.a, link.b, field) in reported:
+            if value_a == value_b:
+                continue
+            differ = True
+            if (link.a, link.b, field) in reported:
                 continue
             reported.add((link.a, link.b, field))
             yield Finding(
@@ -116,6 +132,8 @@ def lossless_path_agrees(fleet: Fleet) -> Iterator[Finding]:
                 (*where(va, vb), fleet.where.links[index]),
                 (link.a, link.b),
             )
+        if not differ:
+            agreed.add(ends)
 
 
 def _show(value: object) -> str:
@@ -230,6 +248,7 @@ def ecn_order(fleet: Fleet) -> Iterator[Finding]:
     remediation="Raise qos.pfc_headroom_kb (or shorten the cable); the message gives the need.",
 )
 def headroom_port(fleet: Fleet) -> Iterator[Finding]:
+    cabling = fleet.cabling
     for name, device in fleet.devices.items():
         if not device.role.is_switch:
             continue
@@ -237,22 +256,28 @@ def headroom_port(fleet: Fleet) -> Iterator[Finding]:
         headroom = intent.get("qos", "pfc_headroom_kb")
         response = intent.value("qos", "peer_response_ns", default=0)
         frame = intent.value("qos", "pfc_frame_bytes", default=DEFAULT_PFC_FRAME)
-        for pl in fleet.cabling.ports(name):
-            if not is_lossless(fleet, name, pl):
-                continue
-            mtu = intent.get("mtu", pl.link_class.value, "switch_port")
+        have = (headroom.value if headroom and headroom.value else 0) * 1024
+        needs: dict[tuple[int, int, float], float] = {}  # (MTU, speed, length) -> bytes
+        for port, end in lossless_ends(fleet, name):
+            mtu = intent.get("mtu", cabling.class_of(end).value, "switch_port")
             if mtu is None or mtu.value is None:
                 continue
-            speed = link_speed_gbps(fleet, pl.link)
-            need = required_headroom_bytes(mtu.value, speed, pl.link.length_m, response, frame)
-            have = (headroom.value if headroom and headroom.value else 0) * 1024
+            link = cabling.links[end >> 1]
+            speed = link_speed_gbps(fleet, link)
+            key = (mtu.value, speed, link.length_m)
+            need = needs.get(key)
+            if need is None:
+                need = needs[key] = required_headroom_bytes(
+                    mtu.value, speed, link.length_m, response, frame
+                )
             if have < need:
+                local = Endpoint(name, port)
                 yield Finding(
-                    f"{pl.local}",
-                    f"{pl.local}: headroom {have / 1024:.0f} KB < needed {need / 1024:.1f} KB "
-                    f"({speed} Gb/s, {pl.link.length_m} m, MTU {mtu.value})",
-                    (*where(headroom, mtu), fleet.where.links[pl.index]),
-                    (str(pl.local),),
+                    f"{local}",
+                    f"{local}: headroom {have / 1024:.0f} KB < needed {need / 1024:.1f} KB "
+                    f"({speed} Gb/s, {link.length_m} m, MTU {mtu.value})",
+                    (*where(headroom, mtu), fleet.where.links[end >> 1]),
+                    (str(local),),
                 )
 
 
@@ -277,7 +302,7 @@ def headroom_buffer(fleet: Fleet) -> Iterator[Finding]:
             continue
         pfc = intent.get("qos", "pfc_priorities")
         priorities = len(intent.value("qos", "pfc_priorities", default=()) or ())
-        ports = sum(1 for pl in fleet.cabling.ports(name) if is_lossless(fleet, name, pl))
+        ports = sum(1 for _ in lossless_ends(fleet, name))
         total = ports * priorities * headroom.value
         if total > buffer.value:
             yield Finding(
