@@ -3,7 +3,8 @@ device, reused by observe, stage, compare, commit and confirm in one process,
 serialised by a per-device lock and closed by :meth:`SwitchDriver.close`.
 
 Connections verify host keys against the rule's known_hosts file (paramiko's
-``RejectPolicy`` unless ``ssh_strict: false``), log in with credentials from the
+``RejectPolicy`` unless ``ssh_strict: false``; the file parsed once per version and
+the transport kept quiet while idle, :mod:`.netmiko_ssh`), log in with credentials from the
 environment or a private file (:mod:`reconciler.drivers.switch_access`), never use
 an SSH agent or key files found lying around, and log sessions only when
 ``session_log_dir`` is set (netmiko masks the password and enable secret there).
@@ -24,11 +25,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from netmiko import BaseConnection, ConnectHandler
+from netmiko import BaseConnection
 from netmiko.exceptions import ReadTimeout
 
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.drivers.netmiko_errors import Phase, map_errors
+from reconciler.drivers.netmiko_ssh import connection_class
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import ConfigRejected, DeviceError, DeviceTimeout, HostKeyMismatch
 
@@ -179,7 +181,7 @@ class SshPool:
             raise HostKeyMismatch(ref.name, f"connect: known_hosts file {known} does not exist")
         timeout = self.options.connect_timeout
         with map_errors(ref.name, Phase.connect, self.secrets):
-            conn = ConnectHandler(
+            conn = connection_class(self.dialect.device_type)(
                 device_type=self.dialect.device_type,
                 host=ref.host,
                 port=ref.port,

@@ -6,7 +6,8 @@ Clients verify host keys against the rule's known_hosts (paramiko's ``RejectPoli
 ``ssh_strict: false`` accepts unknown keys and keeps them in memory only), log in with
 the password from :class:`~.switch_access.Credentials` (never an agent or key files),
 and are reused by observe, stage, compare, commit and confirm behind a per-device
-lock. known_hosts is parsed once per file version (path and mtime). Every call runs in
+lock. known_hosts is parsed once per file version and idle transports stay quiet
+(:mod:`.netmiko_ssh`). Every call runs in
 :func:`~.netmiko_errors.map_errors`; after any error the client is dropped and the next
 call reconnects.
 
@@ -31,24 +32,9 @@ import paramiko
 
 from reconciler.drivers.base import DeviceRef
 from reconciler.drivers.netmiko_errors import Phase, map_errors
+from reconciler.drivers.netmiko_ssh import QuietTransport, trust_host
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import HostKeyMismatch
-
-_KNOWN: dict[tuple[str, int], paramiko.HostKeys] = {}
-_KNOWN_LOCK = threading.Lock()
-
-
-def known_hosts(path: Path) -> paramiko.HostKeys:
-    """The parsed known_hosts file, cached by path and modification time."""
-    stamp = path.stat().st_mtime_ns
-    with _KNOWN_LOCK:
-        cached = _KNOWN.get((str(path), stamp))
-        if cached is None:
-            cached = paramiko.HostKeys(str(path))
-            for key in [k for k in _KNOWN if k[0] == str(path)]:
-                del _KNOWN[key]
-            _KNOWN[(str(path), stamp)] = cached
-        return cached
 
 
 @dataclass(frozen=True)
@@ -215,10 +201,7 @@ class ExecPool:
             if self.options.ssh_strict:
                 raise HostKeyMismatch(ref.name, f"connect: known_hosts file {path} does not exist")
             return
-        name = ref.host if ref.port == 22 else f"[{ref.host}]:{ref.port}"
-        entries = known_hosts(path).lookup(name)
-        for kind, key in (entries or {}).items():
-            client.get_host_keys().add(name, kind, key)
+        trust_host(client, path, ref.host, ref.port)
 
     def _connect(self, ref: DeviceRef) -> paramiko.SSHClient:
         client = paramiko.SSHClient()
@@ -238,6 +221,7 @@ class ExecPool:
                     auth_timeout=timeout,
                     allow_agent=False,
                     look_for_keys=False,
+                    transport_factory=QuietTransport,
                 )
         except BaseException as exc:
             client.close()
