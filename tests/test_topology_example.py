@@ -53,12 +53,6 @@ def test_the_topology_file_validates_against_its_modeline_schema() -> None:
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
 
 
-def test_the_example_schemas_are_orions() -> None:
-    """The example carries the same committed schemas as examples/orion."""
-    for schema in sorted((ROOT / "examples" / "orion" / "schemas").glob("*.json")):
-        assert (COMPACT / "schemas" / schema.name).read_text() == schema.read_text()
-
-
 @pytest.mark.parametrize("format", ["text", "json"])
 def test_expand_writes_records_that_load_to_the_same_fleet(tmp_path: Path, format: str) -> None:
     """``plumb inventory expand --out`` writes an ordinary record file; put in place of
