@@ -24,8 +24,16 @@ from pydantic import Field, StrictInt, StringConstraints, field_validator
 from intent.cron import CronError, parse_cron
 from inventory.models import Strict
 
-ServeEvent = Literal["drift", "hold", "abort", "rollback", "old_lease"]
-SERVE_EVENTS: tuple[ServeEvent, ...] = ("drift", "hold", "abort", "rollback", "old_lease")
+ServeEvent = Literal["drift", "approve", "promotion", "hold", "abort", "rollback", "old_lease"]
+SERVE_EVENTS: tuple[ServeEvent, ...] = (
+    "drift",
+    "approve",
+    "promotion",
+    "hold",
+    "abort",
+    "rollback",
+    "old_lease",
+)
 PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]/._:-]{1,200}$")]
 DeviceGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]
 EnvVar = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]

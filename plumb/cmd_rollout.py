@@ -37,6 +37,7 @@ from rollouts.load import LoadedSpec, load_rollout
 
 if TYPE_CHECKING:
     from rollouts.planning import RolloutPlan
+    from rollouts.runtime import Runtime
 
 rollout_app = typer.Typer(
     help="Rollouts: stratified canary waves within caps, bake and price.", no_args_is_help=True
@@ -146,12 +147,19 @@ def _print(
 
 IdArg = Annotated[str, typer.Argument(help="Rollout id (see `plumb rollout list`).")]
 EXIT_HELD = 3
+IN_PROGRESS = (
+    WaveStatus.draining,
+    WaveStatus.applying,
+    WaveStatus.accepting,
+    WaveStatus.baking,
+    WaveStatus.assessing,
+)
 
 
 def _exit_for(status: RolloutStatus) -> int:
     if status is RolloutStatus.completed:
         return 0
-    if status is RolloutStatus.held:
+    if status in (RolloutStatus.held, RolloutStatus.awaiting_promotion):
         return EXIT_HELD
     return 1
 
@@ -220,50 +228,32 @@ class Launched:
 def launch(context: FleetContext, loaded: LoadedSpec, *, show: bool) -> Launched | None:
     """Plan, journal and drive a rollout of a committed spec (None: nothing to roll
     out). Raises typer.Exit with a message for anything that refuses the start."""
+    from plumb.rolloutbegin import NothingToStart, StartRefused, begin_rollout
     from rollouts.gitpin import NotDeclared, declared
-    from rollouts.planning import NothingToRollOut, plan_rollout, rollout_changes
-    from rollouts.start import Provenance, begin
 
-    fleet = context.fleet
     spec_rel = Path(loaded.doc.path).as_posix()
     try:
-        declaration = declared(fleet.root, spec_rel)
+        declaration = declared(context.fleet.root, spec_rel)
     except NotDeclared as exc:
         raise fail(f"not starting: {exc}") from None
     _refuse_active(context)
     with _lease(context, f"rollout {loaded.spec.name}") as token:
-        targets = context.targets()
+        select = _checked_select(context.fleet, loaded)
         try:
-            select = _checked_select(fleet, loaded)
-            observed = make_plan(context, targets, select, show_progress=False)
-        finally:
-            targets.close()
-        if observed.refused:
-            raise fail(f"the reconcile plan is refused: {observed.refused}", 1)
-        try:
-            result = plan_rollout(fleet, loaded.spec, observed)
-        except NothingToRollOut as exc:
-            typer.echo(f"{loaded.doc.path}: {exc.message}")
-            return None
-        except PlanError as exc:
-            raise fail(f"{loaded.where(*exc.field)}: {exc.message}", 1) from None
-        if result.unknown:
-            raise fail(
-                f"not starting: {len(result.unknown)} target(s) could not be observed: "
-                + ", ".join(sorted(result.unknown)[:5]),
-                1,
+            begun = begin_rollout(
+                context,
+                loaded,
+                token,
+                declaration,
+                select=select,
+                warn=lambda line: typer.echo(line, err=True),
             )
-        _warn_unjudgeable(result, loaded)
-        changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
-        provenance = Provenance(
-            spec_path=spec_rel,
-            spec_text=(fleet.root / spec_rel).read_bytes(),
-            spec_commit=declaration.spec_commit,
-            intent_commit=declaration.intent_commit,
-            actor=context.actor,
-        )
-        with rollout_runtime(context, token, list(result.targets), show=False) as runtime:
-            rollout = begin(runtime, result, changes, provenance)
+        except NothingToStart as exc:
+            typer.echo(str(exc))
+            return None
+        except StartRefused as exc:
+            raise fail(exc.message, 1) from None
+        rollout, result = begun.rollout, begun.plan
         if show:
             typer.echo(
                 f"started rollout {rollout}: {len(result.targets)} targets in "
@@ -374,33 +364,43 @@ def _finish_rollback(
     context: FleetContext, rollout: str, token: LeaseToken, *, show: bool
 ) -> RolloutStatus:
     """A rollback that a crash interrupted: run it again (restores are idempotent)."""
+    names = [t.device for t in context.db.journal.targets(rollout)]
+    with rollout_runtime(context, token, names, show=show) as runtime:
+        return finish_rollback(context, runtime, rollout)
+
+
+def finish_rollback(context: FleetContext, runtime: Runtime, rollout: str) -> RolloutStatus:
+    """Finish the rollback of a ``rolling_back`` rollout: the targets an interrupted
+    rollback set out to restore, then the spec's scope (the aborted wave, else the
+    wave that was in progress)."""
     from rollouts.execute import load_context
     from rollouts.rollback import rollback
     from rollouts.spec import RollbackScope
 
     journal = context.db.journal
-    names = [t.device for t in journal.targets(rollout)]
-    aborted = [w.number for w in journal.waves(rollout) if w.status is WaveStatus.aborted]
-    with rollout_runtime(context, token, names, show=show) as runtime:
-        spec = load_context(runtime, rollout).spec
-        row = journal.get(rollout)
-        reason = (row.reason if row else None) or "resumed rollback"
-        asked = _interrupted_rollback(context, rollout)
-        unfinished = [
-            t.device
-            for t in journal.targets(rollout)
-            if t.status in (TargetStatus.rolling_back, TargetStatus.rollback_failed)
-            or t.device in asked
-        ]
-        if unfinished:  # whatever scope was interrupted: finish exactly its targets
-            rollback(runtime, rollout, scope=RollbackScope.target, names=unfinished, reason=reason)
-        rollback(
-            runtime,
-            rollout,
-            scope=spec.rollback.scope,
-            wave=aborted[-1] if aborted else None,
-            reason=reason,
-        )
+    waves = journal.waves(rollout)
+    aborted = [w.number for w in waves if w.status is WaveStatus.aborted]
+    started = [w.number for w in waves if w.status in IN_PROGRESS]
+    spec = load_context(runtime, rollout).spec
+    row = journal.get(rollout)
+    reason = (row.reason if row else None) or "resumed rollback"
+    asked = _interrupted_rollback(context, rollout)
+    unfinished = [
+        t.device
+        for t in journal.targets(rollout)
+        if t.status in (TargetStatus.rolling_back, TargetStatus.rollback_failed)
+        or t.device in asked
+    ]
+    if unfinished:  # whatever scope was interrupted: finish exactly its targets
+        rollback(runtime, rollout, scope=RollbackScope.target, names=unfinished, reason=reason)
+    chosen = aborted[-1:] or started[:1]
+    rollback(
+        runtime,
+        rollout,
+        scope=spec.rollback.scope,
+        wave=chosen[0] if chosen else None,
+        reason=reason,
+    )
     final = journal.get(rollout)
     return final.status if final else RolloutStatus.aborted
 
@@ -466,9 +466,15 @@ def rollout_abort(
         if not row.status.active:
             raise fail(f"rollout {rollout} is {row.status.value} already", 1)
         context.db.journal.set_status(rollout, RolloutStatus.aborted, reason)
-        context.audit("rollout", detail={"rollout": rollout, "event": "aborted", "reason": reason})
+        context.audit(
+            "rollout",
+            detail={"rollout": rollout, "event": "aborted", "reason": reason, "by": "operator"},
+        )
         written = [t.device for t in context.db.journal.targets(rollout) if t.status.written]
         typer.echo(
             f"rollout {rollout} aborted; {len(written)} target(s) were changed: "
             f"roll them back with `plumb rollback {rollout}`"
         )
+
+
+from plumb import cmd_approve as _cmd_approve  # noqa: E402,F401  (approve, promote)

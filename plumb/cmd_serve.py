@@ -40,6 +40,16 @@ def serve(
         str, typer.Option(help="HOST:PORT for /webhook, /healthz, /readyz and /metrics.")
     ] = "127.0.0.1:9464",
     once: Annotated[bool, typer.Option("--once", help="Run one turn and exit.")] = False,
+    lab_pace: Annotated[
+        float,
+        typer.Option(
+            "--lab-pace",
+            min=0.001,
+            max=10_000.0,
+            help="On a lab fleet: virtual minutes the lab clock moves per real second "
+            "while a rollout runs (default 1/60: real time).",
+        ),
+    ] = 1 / 60,
 ) -> None:
     """Run the continuous controller: follow the fleet repo's branch, reconcile on each
     new commit and on an interval, report or correct drift inside sync windows."""
@@ -54,7 +64,7 @@ def serve(
     if not host or not port.isdigit():
         raise fail(f"--listen {listen!r} is not HOST:PORT")
     try:
-        controller = Controller(root, f"{current_actor()} (serve)")
+        controller = Controller(root, f"{current_actor()} (serve)", lab_pace=lab_pace)
     except StateError as exc:
         raise fail(str(exc), 1) from None
     serve_config = controller.serve

@@ -22,7 +22,13 @@ Per wave::
   that passed), with an A/A noise floor measured on the controls themselves.
 
 A held wave bakes once more on resume and is judged again; an aborted wave stops the
-rollout and, with ``rollback.automatic``, rolls back the declared scope.
+rollout and, with ``rollback.automatic``, rolls back the declared scope. A wave the
+spec lists in ``approval.before_waves`` starts only once a person promoted it.
+
+:func:`drive` runs until the rollout completes, holds, aborts or waits for a
+promotion, waiting through bakes (the CLI); :func:`advance` does every step that is
+due and returns at a bake still in progress with the minute it ends (the controller
+of ``plumb serve``, which never sleeps through a bake).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import contextlib
 import random
 import time
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from reconciler import failpoint
 from reconciler.drivers.base import Outcome
@@ -391,16 +398,19 @@ def _stall(
     return drained_gang_gpus(rt, [r.device for r in rows]) * hours
 
 
-def _bake(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
-    journal = rt.db.journal
+def bake_end(rt: Runtime, ctx: Context, wave: WaveRow) -> float:
+    """When the wave's bake ends on the rollout's clock: journaled when the bake
+    begins, so a restart waits only for what is left."""
     if wave.bake_start is None or wave.bake_end is None:
         start = rt.clock.now()
-        journal.update_wave(
-            ctx.id, wave.number, bake_start=start, bake_end=start + wave.bake_minutes
-        )
-        wave = journal.waves(ctx.id)[wave.number - 1]
-    assert wave.bake_end is not None
-    left = wave.bake_end - rt.clock.now()
+        end = start + wave.bake_minutes
+        rt.db.journal.update_wave(ctx.id, wave.number, bake_start=start, bake_end=end)
+        return end
+    return wave.bake_end
+
+
+def _bake(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
+    left = bake_end(rt, ctx, wave) - rt.clock.now()
     if left > 0:
         rt.reporter.message(f"wave {wave.number}: baking {_hm(left)}")
         wait(rt, ctx, left)
@@ -613,8 +623,9 @@ STEPS = {
 }
 
 
-def run_wave(rt: Runtime, ctx: Context, number: int) -> WaveStatus:
-    """Drive one wave from its journaled status to passed, held or aborted."""
+def run_wave(rt: Runtime, ctx: Context, number: int, *, wait_bakes: bool = True) -> WaveStatus:
+    """Drive one wave from its journaled status to passed, held or aborted; without
+    ``wait_bakes`` it returns ``baking`` while the journaled bake end is still ahead."""
     journal = rt.db.journal
     wave = journal.waves(ctx.id)[number - 1]
     if wave.status is WaveStatus.pending:
@@ -643,43 +654,101 @@ def run_wave(rt: Runtime, ctx: Context, number: int) -> WaveStatus:
         if step is None:
             return wave.status
         stop_if_aborted(rt, ctx)
+        baking = wave.status is WaveStatus.baking and not wait_bakes
+        if baking and bake_end(rt, ctx, wave) > rt.clock.now():
+            return WaveStatus.baking
         following = step(rt, ctx, wave)
         journal.update_wave(ctx.id, number, status=following)
 
 
+@dataclass(frozen=True)
+class Due:
+    """Where a rollout stopped: its status and, while a wave bakes, the minute on the
+    rollout's clock when the bake ends and the wave is due to be judged."""
+
+    status: RolloutStatus
+    wave: int | None = None
+    until: float | None = None
+
+
 def drive(rt: Runtime, rollout: str) -> RolloutStatus:
-    """Run (or resume) a rollout until it completes, holds or aborts; with
-    ``rollback.automatic`` an abort rolls back the declared scope."""
+    """Run (or resume) a rollout until it completes, holds, aborts or reaches a wave
+    that waits for promotion; bakes are waited for. With ``rollback.automatic`` an
+    abort rolls back the declared scope."""
+    return _walk(rt, rollout, wait_bakes=True).status
+
+
+def advance(rt: Runtime, rollout: str) -> Due:
+    """Advance a rollout by every step that is due and return without waiting: at a
+    bake whose journaled end is ahead (``Due.until``), a wave that waits for
+    promotion, or where :func:`drive` would stop. Call it again once ``until`` has
+    passed; the journal says where it was."""
+    return _walk(rt, rollout, wait_bakes=False)
+
+
+def waits_for_promotion(rt: Runtime, ctx: Context, number: int) -> bool:
+    """Does the spec hold wave ``number`` for a person, who has not promoted it yet?"""
+    if number not in ctx.spec.approval.before_waves:
+        return False
+    return number not in rt.db.approvals.promoted(ctx.id)
+
+
+def _pause_for_promotion(rt: Runtime, ctx: Context, number: int) -> Due:
+    current = rt.db.journal.get(ctx.id)
+    if current is not None and current.status is not RolloutStatus.awaiting_promotion:
+        reason = (
+            f"wave {number} waits for promotion: plumb rollout promote {ctx.id} --wave {number}"
+        )
+        rt.db.journal.set_status(ctx.id, RolloutStatus.awaiting_promotion, reason)
+        rt.record(
+            "rollout",
+            detail={"rollout": ctx.id, "wave": number, "event": "awaiting_promotion"},
+        )
+        rt.reporter.message(reason)
+    return Due(RolloutStatus.awaiting_promotion, number)
+
+
+def _walk(rt: Runtime, rollout: str, *, wait_bakes: bool) -> Due:
     ctx = load_context(rt, rollout)
     journal = rt.db.journal
-    if ctx.row.status is not RolloutStatus.running:
-        journal.set_status(rollout, RolloutStatus.running)
     for wave in journal.waves(rollout):
         if wave.status is WaveStatus.passed:
             continue
         if wave.status is WaveStatus.rolled_back:
-            return journal.get(rollout).status  # type: ignore[union-attr]
+            return Due(journal.get(rollout).status, wave.number)  # type: ignore[union-attr]
         if wave.status is WaveStatus.aborted:  # journaled, but a crash cut the abort short
-            return _abort(rt, ctx, wave.number)
-        rt.reporter.message(
-            f"wave {wave.number}{' (canary)' if wave.canary else ''}: "
-            f"{len(journal.targets(rollout, wave.number))} target(s)"
-        )
+            return Due(_abort(rt, ctx, wave.number), wave.number)
+        if wave.status is WaveStatus.pending and wave.number in ctx.spec.approval.before_waves:
+            if waits_for_promotion(rt, ctx, wave.number):
+                return _pause_for_promotion(rt, ctx, wave.number)
+            rt.db.approvals.take_promotions(rollout, wave.number)
+        if wave.status is WaveStatus.pending:
+            rt.reporter.message(
+                f"wave {wave.number}{' (canary)' if wave.canary else ''}: "
+                f"{len(journal.targets(rollout, wave.number))} target(s)"
+            )
         try:
-            status = run_wave(rt, ctx, wave.number)
+            stop_if_aborted(rt, ctx)
+            current = journal.get(rollout)
+            if current is not None and current.status is not RolloutStatus.running:
+                journal.set_status(rollout, RolloutStatus.running)
+            status = run_wave(rt, ctx, wave.number, wait_bakes=wait_bakes)
         except RolloutAborted as exc:
             rt.reporter.message(f"wave {wave.number}: stopped, the rollout was aborted: {exc}")
-            return RolloutStatus.aborted
+            return Due(RolloutStatus.aborted, wave.number)
+        if status is WaveStatus.baking:
+            end = journal.waves(rollout)[wave.number - 1].bake_end
+            return Due(RolloutStatus.running, wave.number, end)
         if status is WaveStatus.held:
             reason = f"wave {wave.number} held: " + _first_reason(rt, rollout, wave.number)
             reason += "; " + hold_next_step(rt, rollout, wave.number)
             journal.set_status(rollout, RolloutStatus.held, reason)
-            return RolloutStatus.held
+            return Due(RolloutStatus.held, wave.number)
         if status is WaveStatus.aborted:
-            return _abort(rt, ctx, wave.number)
+            return Due(_abort(rt, ctx, wave.number), wave.number)
     journal.set_status(rollout, RolloutStatus.completed)
     rt.record("rollout", detail={"rollout": rollout, "event": "completed"})
-    return RolloutStatus.completed
+    return Due(RolloutStatus.completed)
 
 
 def _abort(rt: Runtime, ctx: Context, number: int) -> RolloutStatus:

@@ -124,3 +124,12 @@ def revert_branch(root: Path, commit: str, branch: str) -> str:
             finally:
                 if Path(where).exists():
                     repo.git.worktree("remove", "--force", where)
+
+
+def has_commit(root: Path, commit: str) -> bool:
+    """Is ``commit`` HEAD or one of its ancestors (has this clone got it yet)?"""
+    with _repo(root) as repo:
+        try:
+            return bool(repo.is_ancestor(repo.commit(commit), repo.head.commit))
+        except (git.GitCommandError, git.BadName, ValueError):
+            return False

@@ -430,6 +430,18 @@ class Acceptance(Strict):
     run: AcceptanceRun = AcceptanceRun.node
 
 
+WaveNumber = Annotated[StrictInt, Field(ge=1)]
+
+
+class Approval(Strict):
+    """Waves that wait for a person: before each wave listed the rollout pauses
+    (``awaiting_promotion``) until ``plumb rollout promote ID --wave N``."""
+
+    before_waves: tuple[WaveNumber, ...] = Field(
+        (), description="wave numbers (1 is the first wave) that start only once promoted"
+    )
+
+
 class RolloutSpec(Strict):
     name: Name
     description: str | None = Field(None, max_length=2000)
@@ -448,6 +460,7 @@ class RolloutSpec(Strict):
     price: Price = Field(default_factory=Price)
     abort: Abort = Field(default_factory=Abort)
     rollback: Rollback = Field(default_factory=Rollback)
+    approval: Approval = Field(default_factory=Approval)
     seed: StrictInt = 0
 
     @property

@@ -27,6 +27,8 @@ from inventory.problems import InputError
 from plumb.context import FleetContext
 from plumb.serve.metrics import ServeMetrics
 from plumb.serve.reconcile import PassResult, blocked_lines, queue_notice, reconcile_pass
+from plumb.serve.rolloutmetrics import RolloutMetrics
+from plumb.serve.rollouts import RolloutDriver
 from reconciler.controller.notices import Notice, notice_from_audit
 from reconciler.controller.webhook import Push
 from reconciler.drivers.base import Outcome
@@ -83,7 +85,9 @@ class Status:
 
 
 class Controller:
-    def __init__(self, root: Path, actor: str, *, sleep_step: float = 0.2) -> None:
+    def __init__(
+        self, root: Path, actor: str, *, sleep_step: float = 0.2, lab_pace: float = 1 / 60
+    ) -> None:
         self.root = root
         self.actor = actor
         self.fleet = load_fleet(root)
@@ -98,6 +102,10 @@ class Controller:
         self._sleep_step = sleep_step
         self._next_poll = 0.0
         self._next_pass = 0.0
+        self._next_rollout = 0.0
+        self.rollouts = RolloutDriver(
+            RolloutMetrics(self.metrics.registry, self.fleet.config.fleet), log, lab_pace=lab_pace
+        )
 
     # -- endpoints -------------------------------------------------------------
 
@@ -129,7 +137,8 @@ class Controller:
 
     def _pause(self) -> None:
         """Sleep until the next poll or pass is due, a push wakes us, or we stop."""
-        due = min(self._next_poll, self._next_pass) if self.status.leader else 0.0
+        due = min(self._next_poll, self._next_pass, self._next_rollout)
+        due = due if self.status.leader else 0.0
         deadline = max(due, time.monotonic() + self._sleep_step)
         while not self.stopping.is_set() and time.monotonic() < deadline:
             if self.wake.wait(min(self._sleep_step, max(deadline - time.monotonic(), 0))):
@@ -166,6 +175,9 @@ class Controller:
         if moved or now >= self._next_pass:
             self._next_pass = now + self.serve.interval_seconds
             self._pass()
+        if time.monotonic() >= self._next_rollout:  # approvals, waves, bakes due
+            wait = self.rollouts.turn(self._context(), self.leadership.held)
+            self._next_rollout = time.monotonic() + wait
         self.audit_notices()
         self.old_lease_notice()
 

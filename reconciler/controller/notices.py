@@ -51,11 +51,46 @@ def render_payload(notice: Notice, format: str, *, at: str) -> dict[str, Any]:
     return slack_payload(notice, at=at) if format == "slack" else json_payload(notice, at=at)
 
 
+ROLLOUT_EVENTS = {
+    "approved": "approve",
+    "approval_taken": "approve",
+    "approval_refused": "approve",
+    "awaiting_promotion": "promotion",
+    "promoted": "promotion",
+}
+"""Rollout records (``event``) that people are told of, and the notice event of each."""
+
+
+def _rollout_notice(record: AuditRecord, detail: dict[str, Any], fleet: str) -> Notice | None:
+    """Approvals, promotions and an operator's abort, from a ``rollout`` record."""
+    event = str(detail.get("event"))
+    rollout = detail.get("rollout") or detail.get("spec")
+    wave = f" wave {detail['wave']}" if detail.get("wave") is not None else ""
+    if event == "aborted" and detail.get("by") == "operator":
+        reason = detail.get("reason") or "no reason given"
+        summary = f"rollout {rollout}: aborted by {record.actor} ({reason})"
+        return Notice("abort", fleet, summary, detail)
+    kind = ROLLOUT_EVENTS.get(event)
+    if kind is None:
+        return None
+    words = {
+        "approved": f"approved by {record.actor}",
+        "approval_taken": f"taken by the controller (approved by {detail.get('approved_by')})",
+        "approval_refused": f"approval refused: {detail.get('reason')}",
+        "awaiting_promotion": "waits for promotion (plumb rollout promote)",
+        "promoted": f"promoted by {record.actor}",
+    }[event]
+    return Notice(kind, fleet, f"rollout {rollout}{wave}: {words}", detail)
+
+
 def notice_from_audit(record: AuditRecord, fleet: str) -> Notice | None:
     """The notice a committed audit record calls for: a rollout's hold, abort or
-    rollback decision, or a rollback; None for every other record."""
+    rollback decision, a rollback, an approval or promotion, an operator's abort;
+    None for every other record."""
     detail = dict(record.detail)
     rollout = detail.get("rollout")
+    if record.kind == "rollout":
+        return _rollout_notice(record, detail, fleet)
     if record.kind == "rollback":
         return Notice("rollback", fleet, f"rollout {rollout}: rollback by {record.actor}", detail)
     decision = detail.get("decision")

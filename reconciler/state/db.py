@@ -49,6 +49,7 @@ from reconciler.state.dbfile import (
 from reconciler.state.drifttold import DRIFT_TOLD_MIGRATION, DriftTold
 from reconciler.state.freeze import Freeze
 from reconciler.state.journal import JOURNAL_MIGRATION, Journal
+from reconciler.state.journal_approvals import APPROVAL_MIGRATION, Approvals
 from reconciler.state.lease import Lease, LeaseToken
 from reconciler.state.outbox import OUTBOX_MIGRATION, Outbox
 
@@ -100,6 +101,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     JOURNAL_MIGRATION,
     OUTBOX_MIGRATION,
     DRIFT_TOLD_MIGRATION,
+    APPROVAL_MIGRATION,
 )
 
 
@@ -149,6 +151,7 @@ class StateDB:
         self.journal = Journal(self)
         self.outbox = Outbox(self)
         self.drift_told = DriftTold(self)
+        self.approvals = Approvals(self)
 
     @property
     def location(self) -> str:

@@ -95,6 +95,7 @@ JOURNAL_MIGRATION: tuple[str, ...] = (
 class RolloutStatus(StrEnum):
     running = "running"  # waves in progress (or the process died: see the lease)
     held = "held"  # a wave was held: missing evidence; resume re-bakes and re-judges
+    awaiting_promotion = "awaiting_promotion"  # before a wave the spec holds for a person
     aborted = "aborted"  # a wave aborted, or an operator aborted; nothing more is applied
     rolling_back = "rolling_back"
     rolled_back = "rolled_back"
@@ -102,7 +103,12 @@ class RolloutStatus(StrEnum):
 
     @property
     def active(self) -> bool:
-        return self in (RolloutStatus.running, RolloutStatus.held, RolloutStatus.rolling_back)
+        return self in (
+            RolloutStatus.running,
+            RolloutStatus.held,
+            RolloutStatus.awaiting_promotion,
+            RolloutStatus.rolling_back,
+        )
 
 
 class WaveStatus(StrEnum):

@@ -29,9 +29,15 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("outbox", "id"),
     ("controller_cursor", "name"),
     ("drift_told", "fingerprint"),
+    ("rollout_approval", "id"),
 )
 # Identity columns whose sequences must continue after the copied values.
-SEQUENCES = (("lease", "token"), ("pin", "id"), ("outbox", "id"))
+SEQUENCES = (
+    ("lease", "token"),
+    ("pin", "id"),
+    ("outbox", "id"),
+    ("rollout_approval", "id"),
+)
 
 
 class MigrationRefused(StateError):

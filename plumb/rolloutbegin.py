@@ -1,0 +1,101 @@
+"""Begin a rollout of a committed spec under the fleet lease: observe the selected
+devices, plan the waves, journal the rollout with its provenance. The one begin path
+of ``plumb rollout start`` and of the controller (``plumb serve``) starting an
+approved spec; nothing is written to a device here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from plumb.cmd_reconcile import make_plan
+from plumb.context import FleetContext
+from plumb.rolloutrt import rollout_runtime
+from reconciler.state.lease import LeaseToken
+from rollouts.caps import PlanError
+from rollouts.gitpin import Declaration
+from rollouts.load import LoadedSpec
+
+if TYPE_CHECKING:
+    from rollouts.planning import RolloutPlan
+
+
+class StartRefused(Exception):
+    """The rollout cannot start; ``message`` says why (exit 1)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NothingToStart(Exception):
+    """Every selected target already holds the change."""
+
+
+@dataclass(frozen=True)
+class Begun:
+    rollout: str
+    plan: RolloutPlan
+
+
+def active_rollout(context: FleetContext) -> str | None:
+    """The rollout that keeps another from starting (one at a time), if any."""
+    for row in context.db.journal.all():
+        if row.status.active:
+            return f"rollout {row.id} is {row.status.value}"
+    return None
+
+
+def begin_rollout(
+    context: FleetContext,
+    loaded: LoadedSpec,
+    token: LeaseToken,
+    declaration: Declaration,
+    *,
+    select: str,
+    warn: Callable[[str], None],
+) -> Begun:
+    """Plan ``loaded`` against the observed fleet and journal it; the caller holds the
+    lease (``token``) and checked the selection and that no rollout is active."""
+    from rollouts.judgeable import unjudgeable
+    from rollouts.planning import NothingToRollOut, plan_rollout, rollout_changes
+    from rollouts.start import Provenance, begin
+
+    fleet = context.fleet
+    spec_rel = Path(loaded.doc.path).as_posix()
+    targets = context.targets()
+    try:
+        observed = make_plan(context, targets, select, show_progress=False)
+    finally:
+        targets.close()
+    if observed.refused:
+        raise StartRefused(f"the reconcile plan is refused: {observed.refused}")
+    try:
+        result = plan_rollout(fleet, loaded.spec, observed)
+    except NothingToRollOut as exc:
+        raise NothingToStart(f"{loaded.doc.path}: {exc.message}") from None
+    except PlanError as exc:
+        raise StartRefused(f"{loaded.where(*exc.field)}: {exc.message}") from None
+    if result.unknown:
+        raise StartRefused(
+            f"not starting: {len(result.unknown)} target(s) could not be observed: "
+            + ", ".join(sorted(result.unknown)[:5])
+        )
+    sizes = [len(w.targets) for w in result.waves.waves]
+    for found in unjudgeable(loaded.spec.abort, sizes):
+        where = loaded.where("abort", "metrics", found.metric, "min_samples")
+        warn(f"{where}: warning: {found.message()}")
+    changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
+    provenance = Provenance(
+        spec_path=spec_rel,
+        spec_text=(fleet.root / spec_rel).read_bytes(),
+        spec_commit=declaration.spec_commit,
+        intent_commit=declaration.intent_commit,
+        actor=context.actor,
+    )
+    with rollout_runtime(context, token, list(result.targets), show=False) as runtime:
+        rollout = begin(runtime, result, changes, provenance)
+    return Begun(rollout, result)
