@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +35,16 @@ from reconciler.drivers.netmiko_errors import Phase, map_errors
 from reconciler.drivers.netmiko_ssh import QuietTransport, trust_host
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import HostKeyMismatch
+
+READ_SLICE = 0.05  # seconds a read blocks before checking stderr and the deadline
+
+
+def _rest(read: Callable[[int], bytes]) -> bytes:
+    """What is left in a stream whose end of file has come."""
+    data = bytearray()
+    while chunk := read(65536):
+        data += chunk
+    return bytes(data)
 
 
 @dataclass(frozen=True)
@@ -130,21 +140,34 @@ class ExecSession:
 
     @staticmethod
     def _collect(channel: paramiko.Channel, wait: float, command: str) -> Result:
+        """stdout and stderr up to their end of file, then the exit status.
+
+        The exit status is no sign that the output is all in: sshd sends it when the
+        command exits, and output still queued behind the channel's window follows
+        it. So the streams are read until the server's EOF (or close), blocking on
+        stdout a slice at a time, and only then is the status taken.
+        """
         deadline = time.monotonic() + wait
         out, err = bytearray(), bytearray()
-        while not channel.exit_status_ready():
-            if channel.recv_ready():
-                out += channel.recv(65536)
-            elif channel.recv_stderr_ready():
+        channel.settimeout(READ_SLICE)
+        while True:
+            try:
+                chunk = channel.recv(65536)
+            except TimeoutError:  # socket.timeout: nothing on stdout for a slice
+                chunk = None
+            while channel.recv_stderr_ready():
                 err += channel.recv_stderr(65536)
+            if chunk:
+                out += chunk
+            elif chunk is not None:  # b"": end of file (or the channel closed)
+                break
             elif time.monotonic() > deadline:
+                raise TimeoutError(f"no end of output within {wait:.0f} s for {command[:40]!r}")
+        err += _rest(channel.recv_stderr)
+        while not channel.exit_status_ready():
+            if time.monotonic() > deadline:
                 raise TimeoutError(f"no exit status within {wait:.0f} s for {command[:40]!r}")
-            else:
-                time.sleep(0.002)
-        while channel.recv_ready():
-            out += channel.recv(65536)
-        while channel.recv_stderr_ready():
-            err += channel.recv_stderr(65536)
+            channel.status_event.wait(READ_SLICE)
         status = channel.recv_exit_status()
         if status < 0:
             raise EOFError(f"the channel closed without an exit status during {command[:40]!r}")
