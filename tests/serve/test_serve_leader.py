@@ -50,7 +50,7 @@ def test_standby_takes_over_from_a_killed_leader(tmp_path: Path, pg_url: str) ->
     repos = make_repos(tmp_path, SERVE)
     inject_drift(repos.controller, "leaf-r0", {QOS: 150})
     add_lab_fault(  # a slow device: the correction is still running when the kill comes
-        repos.controller, Fault("leaf-r0", FaultKind.latency, path_glob=QOS, latency_ms=700)
+        repos.controller, Fault("leaf-r0", FaultKind.latency, path_glob=QOS, latency_ms=5000)
     )
     env = {"PLUMB_STATE_URL": pg_url}
     first = start_serve(repos.controller, env, tmp_path / "a.log")
@@ -58,11 +58,11 @@ def test_standby_takes_over_from_a_killed_leader(tmp_path: Path, pg_url: str) ->
     replicas = [first, second]
     db = open_pg_state_db(pg_url)
     try:
+        held = wait_until(db.lease.current, 30, "the leader's correction lease")
         leader = wait_until(lambda: _leader(replicas), 20, "one leader")
         standby = second if leader is first else first
-        assert standby.metric("plumb_serve_leader") == 0
+        wait_until(lambda: standby.metric("plumb_serve_leader") == 0, 20, "the standby")
         assert standby.get("/readyz")[0] == 200  # a standby is ready
-        held = wait_until(db.lease.current, 20, "the leader's correction lease")
         assert held.purpose.startswith("serve")
         leader.kill()
         wait_until(lambda: standby.metric("plumb_serve_leader") == 1, 20, "the takeover")
