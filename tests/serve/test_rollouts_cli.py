@@ -89,6 +89,7 @@ def test_start_pauses_before_a_held_wave_and_advance_never_waits(fleet: GitFleet
             wave = db.journal.waves(rollout)[1]
             assert (due.status, due.wave) == (RolloutStatus.running, 2)
             assert wave.status is WaveStatus.baking and due.until == wave.bake_end
+            assert wave.bake_end is not None
             assert clock_now(fleet.lab_path) < wave.bake_end  # nothing waited for the bake
             writes = fleet.device_writes()
             assert advance(rt, rollout) == due and fleet.device_writes() == writes
