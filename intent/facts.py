@@ -135,6 +135,21 @@ def _pool_members(cabling: CablingIndex, link_class: LinkClass) -> list[int]:
     return members
 
 
+def _allocate(plan: AddressPlan, members: list[int], base: int, owner: Owner) -> None:
+    """Cable i of the pool gets the /31 at ``base + 2 i``, its upper end the even address
+    (no end of a pool's cables has an address yet: each cable has one class)."""
+    packed, prefixlen, owners, order = plan.packed, plan.prefixlen, plan.owner, plan.order
+    address = base
+    for index in members:
+        upper = 2 * index + 1
+        lower = upper - 1
+        packed[upper], packed[lower] = address, address + 1
+        prefixlen[upper] = prefixlen[lower] = 31
+        owners[upper] = owners[lower] = owner
+        order += (upper, lower)
+        address += 2
+
+
 def plan_addresses(
     sections: Sequence[tuple[Document, Addressing]],
     devices: Mapping[str, Device],
@@ -155,11 +170,7 @@ def plan_addresses(
                 )
             )
             continue
-        base = int(network.network_address)
-        owner: Owner = (where, 0)
-        for i, index in enumerate(members):
-            plan.assign(2 * index + 1, base + 2 * i, 31, owner)  # the upper end: even
-            plan.assign(2 * index, base + 2 * i + 1, 31, owner)
+        _allocate(plan, members, int(network.network_address), (where, 0))
     seen: dict[Endpoint, Location] = {}
     for doc, section in sections:
         for i, override in enumerate(section.overrides):

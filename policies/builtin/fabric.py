@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from intent.fleet import Fleet
-from inventory.index import Endpoint
 from inventory.models import LinkClass, Role
 from policies.engine import Finding, policy
 from policies.views import where
@@ -46,11 +45,17 @@ def _pairs(link_class: LinkClass) -> str:
     remediation="Fix the cable's class, or the device it names at one end.",
 )
 def class_fits_roles(fleet: Fleet) -> Iterator[Finding]:
+    devices = fleet.devices
+    fits: dict[tuple[Role, Role, LinkClass], bool] = {}
     for index, link in enumerate(fleet.links):
-        a, b = fleet.devices.get(link.a), fleet.devices.get(link.b)
+        a, b = devices.get(link.a), devices.get(link.b)
         if a is None or b is None:
             continue  # an input error, reported at load
-        if frozenset({a.role, b.role}) in ROLES_OF_CLASS[link.link_class]:
+        key = (a.role, b.role, link.link_class)
+        fit = fits.get(key)
+        if fit is None:
+            fit = fits[key] = frozenset({a.role, b.role}) in ROLES_OF_CLASS[link.link_class]
+        if fit:
             continue
         yield Finding(
             f"{link.a}:{link.a_port}",
@@ -96,6 +101,7 @@ def same_pod(fleet: Fleet) -> Iterator[Finding]:
 )
 def rail_match(fleet: Fleet) -> Iterator[Finding]:
     devices = fleet.devices
+    rails: dict[str, dict[str, int | None]] = {}  # host -> NIC -> rail (the first NIC named)
     for index, link in enumerate(fleet.links):
         if link.link_class is not LinkClass.host_leaf:
             continue
@@ -103,28 +109,39 @@ def rail_match(fleet: Fleet) -> Iterator[Finding]:
         if a is None or b is None:
             continue
         if a.role is Role.gpu_node and b.role is Role.leaf:
-            host, leaf, leaf_device = (
-                Endpoint(link.a, link.a_port),
-                Endpoint(link.b, link.b_port),
-                b,
+            host, host_port, leaf, leaf_port, leaf_rail = (
+                link.a,
+                link.a_port,
+                link.b,
+                link.b_port,
+                b.rail,
             )
         elif b.role is Role.gpu_node and a.role is Role.leaf:
-            host, leaf, leaf_device = (
-                Endpoint(link.b, link.b_port),
-                Endpoint(link.a, link.a_port),
-                a,
+            host, host_port, leaf, leaf_port, leaf_rail = (
+                link.b,
+                link.b_port,
+                link.a,
+                link.a_port,
+                a.rail,
             )
         else:
             continue  # cabling.class-fits-roles reports it
-        nic = next((n for n in devices[host.device].nics if n.name == host.port), None)
-        leaf_rail = leaf_device.rail
-        if nic is None or nic.rail is None or leaf_rail is None or nic.rail == leaf_rail:
+        nics = rails.get(host)
+        if nics is None:
+            nics = rails[host] = {}
+            for nic in devices[host].nics:
+                nics.setdefault(nic.name, nic.rail)
+        if host_port not in nics:
+            continue
+        rail = nics[host_port]
+        if rail is None or leaf_rail is None or rail == leaf_rail:
             continue
         yield Finding(
-            f"{host}",
-            f"{host} is on rail {nic.rail} but cabled to {leaf} of rail {leaf_rail}",
-            (fleet.where.links[index], fleet.where.devices[host.device]),
-            (host.device, leaf.device),
+            f"{host}:{host_port}",
+            f"{host}:{host_port} is on rail {rail} but cabled to {leaf}:{leaf_port} "
+            f"of rail {leaf_rail}",
+            (fleet.where.links[index], fleet.where.devices[host]),
+            (host, leaf),
         )
 
 

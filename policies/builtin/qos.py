@@ -14,12 +14,11 @@ from typing import Any
 from intent.fleet import Fleet
 from intent.settings import Sourced
 from inventory.index import Endpoint
-from inventory.models import LinkClass
+from inventory.models import Device, Link, LinkClass
 from policies.builtin.ports import lossless_classes, lossless_ends
 from policies.engine import Finding, policy
 from policies.views import (
     DEFAULT_PFC_FRAME,
-    link_speed_gbps,
     required_headroom_bytes,
     where,
 )
@@ -96,44 +95,51 @@ def pfc_exactly_roce(fleet: Fleet) -> Iterator[Finding]:
 )
 def lossless_path_agrees(fleet: Fleet) -> Iterator[Finding]:
     reported: set[tuple[str, str, str]] = set()
-    agreed: set[tuple[str, str]] = set()  # device pairs already compared with no difference
     intents, cabling = fleet.intent, fleet.cabling
     lossless: dict[str, tuple[LinkClass, ...]] = {}
+    profiles: dict[str, tuple[Sourced[Any] | None, ...]] = {}
     for index, link in enumerate(fleet.links):
-        ends = (link.a, link.b)
-        if ends in agreed or not all(d in intents for d in ends):
+        a, b = link.a, link.b
+        if a not in intents or b not in intents:
             continue
-        end = cabling.end(link.a, link.a_port)
+        end = cabling.end(a, link.a_port)
         if end is None:
             continue
-        classes = lossless.get(link.a)
+        classes = lossless.get(a)
         if classes is None:
-            classes = lossless[link.a] = lossless_classes(fleet, link.a)
+            classes = lossless[a] = lossless_classes(fleet, a)
         if cabling.class_of(end) not in classes:
             continue
-        differ = False
-        for field in ("roce_priority", "lossless_priorities", "pfc_priorities", "dscp_map"):
-            va = intents[link.a].get("qos", field)
-            vb = intents[link.b].get("qos", field)
-            if va is vb:
-                continue
+        profile_a, profile_b = _qos_profile(profiles, fleet, a), _qos_profile(profiles, fleet, b)
+        if profile_a == profile_b:  # the same owned values (or equal ones) on both ends
+            continue
+        for field, va, vb in zip(_PROFILE, profile_a, profile_b, strict=True):
             value_a = None if va is None else va.value
             value_b = None if vb is None else vb.value
-            if value_a == value_b:
+            if value_a == value_b or (a, b, field) in reported:
                 continue
-            differ = True
-            if (link.a, link.b, field) in reported:
-                continue
-            reported.add((link.a, link.b, field))
+            reported.add((a, b, field))
             yield Finding(
-                f"{link.a}:{link.a_port}",
-                f"qos.{field} differs across {link.a}:{link.a_port} <-> {link.b}:{link.b_port}: "
+                f"{a}:{link.a_port}",
+                f"qos.{field} differs across {a}:{link.a_port} <-> {b}:{link.b_port}: "
                 f"{_show(value_a)} vs {_show(value_b)}",
                 (*where(va, vb), fleet.where.links[index]),
-                (link.a, link.b),
+                (a, b),
             )
-        if not differ:
-            agreed.add(ends)
+
+
+_PROFILE = ("roce_priority", "lossless_priorities", "pfc_priorities", "dscp_map")
+
+
+def _qos_profile(
+    cache: dict[str, tuple[Sourced[Any] | None, ...]], fleet: Fleet, name: str
+) -> tuple[Sourced[Any] | None, ...]:
+    """The device's values of the fields both ends of a lossless link must agree on."""
+    found = cache.get(name)
+    if found is None:
+        intent = fleet.intent[name]
+        found = cache[name] = tuple(intent.get("qos", field) for field in _PROFILE)
+    return found
 
 
 def _show(value: object) -> str:
@@ -249,6 +255,8 @@ def ecn_order(fleet: Fleet) -> Iterator[Finding]:
 )
 def headroom_port(fleet: Fleet) -> Iterator[Finding]:
     cabling = fleet.cabling
+    links, classes = cabling.links, cabling.link_class
+    speeds = _CableSpeeds(fleet)
     for name, device in fleet.devices.items():
         if not device.role.is_switch:
             continue
@@ -257,19 +265,25 @@ def headroom_port(fleet: Fleet) -> Iterator[Finding]:
         response = intent.value("qos", "peer_response_ns", default=0)
         frame = intent.value("qos", "pfc_frame_bytes", default=DEFAULT_PFC_FRAME)
         have = (headroom.value if headroom and headroom.value else 0) * 1024
-        needs: dict[tuple[int, int, float], float] = {}  # (MTU, speed, length) -> bytes
-        for port, end in lossless_ends(fleet, name):
-            mtu = intent.get("mtu", cabling.class_of(end).value, "switch_port")
+        lossless = lossless_classes(fleet, name)
+        if not lossless:
+            continue
+        mtus: dict[LinkClass, Sourced[Any] | None] = {}
+        for port, end in cabling.ends(name).items():
+            link_class = classes[end >> 1]
+            if link_class not in lossless:
+                continue
+            if link_class in mtus:
+                mtu = mtus[link_class]
+            else:
+                mtu = mtus[link_class] = intent.get("mtu", link_class.value, "switch_port")
             if mtu is None or mtu.value is None:
                 continue
-            link = cabling.links[end >> 1]
-            speed = link_speed_gbps(fleet, link)
-            key = (mtu.value, speed, link.length_m)
-            need = needs.get(key)
-            if need is None:
-                need = needs[key] = required_headroom_bytes(
-                    mtu.value, speed, link.length_m, response, frame
-                )
+            link = links[end >> 1]
+            speed = link.speed_gbps
+            if speed is None:
+                speed = speeds.of(link)
+            need = required_headroom_bytes(mtu.value, speed, link.length_m, response, frame)
             if have < need:
                 local = Endpoint(name, port)
                 yield Finding(
@@ -279,6 +293,31 @@ def headroom_port(fleet: Fleet) -> Iterator[Finding]:
                     (*where(headroom, mtu), fleet.where.links[end >> 1]),
                     (str(local),),
                 )
+
+
+class _CableSpeeds:
+    """:func:`~policies.views.link_speed_gbps` with each host's NIC speeds read once."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.devices = fleet.devices
+        self.default = fleet.config.defaults.link_speed_gbps
+        self._nics: dict[str, dict[str, int]] = {}
+
+    def of(self, link: Link) -> int:
+        if link.speed_gbps is not None:
+            return link.speed_gbps
+        nics = self._nics.get(link.a)
+        if nics is None:
+            host = self.devices.get(link.a)
+            nics = self._nics[link.a] = {} if host is None else _first_by_name(host)
+        return nics.get(link.a_port, self.default)
+
+
+def _first_by_name(device: Device) -> dict[str, int]:
+    speeds: dict[str, int] = {}
+    for nic in device.nics:
+        speeds.setdefault(nic.name, nic.speed_gbps)
+    return speeds
 
 
 @policy(
