@@ -97,15 +97,20 @@ def _assemble(
             continue  # the schema reports the section; nothing to add to
         written = written or []
         gone = removed.get(section, set())
-        keep = [i for i in range(len(records)) if i not in gone]
-        data[section] = [*written, *(records[i] for i in keep)]
-        hand[section] = len(written)
         refs = generated.rules[section]
-        rules[section] = [refs[i] for i in keep]
-        for new, old in enumerate(keep):
-            change = changes.get((section, old))
-            if change is not None:
-                moved[(section, new)] = change
+        hand[section] = len(written)
+        if not gone:  # the usual case: every generated record stays where it is
+            data[section] = [*written, *records]
+            rules[section] = refs
+            moved.update((key, change) for key, change in changes.items() if key[0] == section)
+        else:
+            keep = [i for i in range(len(records)) if i not in gone]
+            data[section] = [*written, *(records[i] for i in keep)]
+            rules[section] = [refs[i] for i in keep]
+            for new, old in enumerate(keep):
+                change = changes.get((section, old))
+                if change is not None:
+                    moved[(section, new)] = change
         tree[section] = _section_locs(
             doc, section, tree.get(section), topology_entry, rules[section]
         )
@@ -125,12 +130,12 @@ def _section_locs(
     reader walking the raw location tree still lands on the right line."""
     anchor = written or topology_entry or doc.locs
     items = list(written[1]) if written is not None and isinstance(written[1], list) else []
-    by_rule: dict[tuple[Key, ...], LocEntry] = {}
+    last: RuleRef | None = None
+    entry: LocEntry = anchor
     for ref in refs:
-        entry = by_rule.get(ref.keys)
-        if entry is None:
+        if ref is not last:  # a rule's records are consecutive: one entry each run
             where = doc.where(*ref.keys)
             packed = ((where.line - 1) << 16) | min(where.col - 1, 0xFFFF)
-            entry = by_rule[ref.keys] = (packed, None, packed)
+            entry, last = (packed, None, packed), ref
         items.append(entry)
     return (anchor[0], items, anchor[2])

@@ -110,7 +110,7 @@ def _apply(
                 removed_by[generated.records["devices"][index]["name"]] = found[0][0]
     changes: dict[tuple[str, int], Change] = {}
     links = generated.records["links"]
-    for index, link in enumerate(links):
+    for index, link in enumerate(links if removed_by else ()):
         ends = [e for e in (link.get("a"), link.get("b")) if e in removed_by]
         if not ends or index in removed["links"]:
             continue

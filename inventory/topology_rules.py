@@ -307,8 +307,10 @@ def _add(
     generated: Generated,
 ) -> list[Problem]:
     """Append the rule's records, refusing any another rule (or this one) made already."""
-    problems: list[Problem] = []
     out, refs, seen = generated.records[section], generated.rules[section], generated.keys
+    if _add_all(section, ref, records, generated):
+        return []
+    problems: list[Problem] = []
     for record in records:
         clash: tuple[str, Any] | None = None
         try:
@@ -334,6 +336,32 @@ def _add(
         out.append(record)
         refs.append(ref)
     return problems
+
+
+def _add_all(
+    section: str, ref: RuleRef, records: list[dict[str, Any]], generated: Generated
+) -> bool:
+    """Append every record at once when none repeats a known one (the usual case)."""
+    out, seen = generated.records[section], generated.keys
+    keys: list[tuple[str, Any]]
+    try:
+        if section == "links":
+            start = len(out)
+            keys = [("links", (r.get("a"), r.get("a_port"))) for r in records]
+            keys += [("links", (r.get("b"), r.get("b_port"))) for r in records]
+            positions = [*range(start, start + len(records))] * 2
+        else:
+            keys = [(section, r.get("name")) for r in records]
+            positions = list(range(len(out), len(out) + len(records)))
+        fresh = dict(zip(keys, positions, strict=True))
+    except TypeError:  # an unhashable value: the slow path reports it record by record
+        return False
+    if len(fresh) != len(keys) or not seen.keys().isdisjoint(fresh):
+        return False
+    seen.update(fresh)
+    out.extend(records)
+    generated.rules[section].extend([ref] * len(records))
+    return True
 
 
 def _line(doc: Document, keys: tuple[Key, ...]) -> int:
