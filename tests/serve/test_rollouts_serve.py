@@ -81,14 +81,14 @@ def fleet_with_spec(tmp: Path) -> Repos:
     return repos
 
 
-def serve(repos: Repos, receiver: Receiver, log: Path) -> Served:
+def serve(repos: Repos, receiver: Receiver, log: Path, pace: str = PACE) -> Served:
     port = free_port()
     url = f"http://127.0.0.1:{receiver.server.server_address[1]}/json"
     with log.open("ab") as out:
         process = subprocess.Popen(
             [
                 *(str(PLUMB), "serve", str(repos.controller)),
-                *("--listen", f"127.0.0.1:{port}", "--lab-pace", PACE),
+                *("--listen", f"127.0.0.1:{port}", "--lab-pace", pace),
             ],
             env={**os.environ, "PLUMB_ACTOR": "controller@test", "TEST_NOTIFY_URL": url},
             stdout=out,
@@ -218,13 +218,14 @@ def test_abort_during_a_bake_stops_the_rollout_at_the_next_turn_and_rolls_back(
     no target of a later wave is written, and the automatic rollback restores the
     canary (its before-state) under the controller."""
     repos = fleet_with_spec(tmp_path)
-    served = serve(repos, receiver, tmp_path / "serve.log")
+    served = serve(repos, receiver, tmp_path / "serve.log", pace="1")  # a 30 s bake
     try:
         approve(repos)
         rollout = wait_until(lambda: rollout_id(repos), 30, "the approved rollout to start")
-        wait_until(lambda: waves(repos, rollout)[0].status is WaveStatus.baking, 30, "the bake")
+        baking = wait_until(lambda: baking_wave(repos, rollout), 30, "the bake of wave 1")
         done = plumb(repos, "rollout", "abort", rollout, ".", "--reason", "bad smell")
         assert done.returncode == 0, done.stderr
+        assert baking.bake_end is not None and lab_clock(repos) < baking.bake_end  # mid-bake
         wait_until(lambda: status(repos, rollout) is RolloutStatus.rolled_back, 30, "the rollback")
         wait_until(lambda: notice_events(receiver, "abort", "rollback"), 15, "the notices")
     finally:
