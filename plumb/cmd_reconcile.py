@@ -62,8 +62,23 @@ def _errors_exit_with(code: int) -> Iterator[None]:
         raise
 
 
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=256,
+        help="Devices talked to at once, per driver (EOS, SONiC and hosts run side by side).",
+    ),
+]
+
+
 def make_plan(
-    context: FleetContext, targets: Targets, select: str | None, *, show_progress: bool
+    context: FleetContext,
+    targets: Targets,
+    select: str | None,
+    *,
+    show_progress: bool,
+    concurrency: int = 16,
 ) -> Plan:
     fleet = context.fleet
     try:
@@ -81,7 +96,7 @@ def make_plan(
                 progress.advance(task)
 
         try:
-            observations = observe_all(targets, everyone, on_done=tick)
+            observations = observe_all(targets, everyone, concurrency=concurrency, on_done=tick)
         except TargetError as exc:
             raise fail(str(exc)) from None
     observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
@@ -144,6 +159,7 @@ def plan(
             "--out", "-o", help="Also save the plan (plumb.plan/v1) for `plumb apply FILE`."
         ),
     ] = None,
+    concurrency: ConcurrencyOpt = 16,
 ) -> None:
     """Observe the fleet and show what apply would change, in its safe order."""
     from plumb.cmd_snapshot import plan_against
@@ -157,7 +173,13 @@ def plan(
             else:
                 targets = context.targets()
                 try:
-                    result = make_plan(context, targets, select, show_progress=format == "text")
+                    result = make_plan(
+                        context,
+                        targets,
+                        select,
+                        show_progress=format == "text",
+                        concurrency=concurrency,
+                    )
                 finally:
                     targets.close()
                 _audit_plan(context, result)
@@ -200,7 +222,7 @@ def apply(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
     format: FormatOpt = "text",
     expand: ExpandOpt = False,
-    concurrency: Annotated[int, typer.Option(min=1, max=256)] = 16,
+    concurrency: ConcurrencyOpt = 16,
     confirm_within: Annotated[
         float,
         typer.Option(
@@ -280,7 +302,13 @@ def _plan_and_apply(
     if options.saved is not None:
         the_plan = recheck(context, targets, options.saved)
     else:
-        the_plan = make_plan(context, targets, select, show_progress=format == "text")
+        the_plan = make_plan(
+            context,
+            targets,
+            select,
+            show_progress=format == "text",
+            concurrency=options.concurrency,
+        )
     _audit_plan(context, the_plan)
     if format == "text":
         sys.stdout.write(_plan_text(the_plan, context, options.expand))
@@ -362,7 +390,12 @@ def _run(
 
 
 @app.command(cls=DriftCommand)
-def drift(path: PathArg = Path("."), select: SelectOpt = None, format: FormatOpt = "text") -> None:
+def drift(
+    path: PathArg = Path("."),
+    select: SelectOpt = None,
+    format: FormatOpt = "text",
+    concurrency: ConcurrencyOpt = 16,
+) -> None:
     """Report fields whose observed value differs from intent (exit 2 when there is drift,
     1 when a device is unknown or the command fails)."""
     with _errors_exit_with(1):
@@ -370,7 +403,13 @@ def drift(path: PathArg = Path("."), select: SelectOpt = None, format: FormatOpt
         with fleet_context(path) as context:
             targets = context.targets()
             try:
-                result = make_plan(context, targets, select, show_progress=format == "text")
+                result = make_plan(
+                    context,
+                    targets,
+                    select,
+                    show_progress=format == "text",
+                    concurrency=concurrency,
+                )
             finally:
                 targets.close()
             if format == "json":

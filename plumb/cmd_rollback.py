@@ -58,6 +58,14 @@ def rollback_command(
         typer.Option(help="Also commit a git revert of the intent change on this new branch."),
     ] = None,
     format: FormatOpt = "text",
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=256,
+            help="Devices restored at once, per driver (--emergency: at least 64).",
+        ),
+    ] = 16,
 ) -> None:
     """Restore the recorded before-states, verify by re-observe, pin the fields."""
     from rollouts.execute import RolloutStopped, load_context
@@ -77,6 +85,7 @@ def rollback_command(
             _lease(context, f"rollback {rollout}") as token,
             rollout_runtime(context, token, names, show=text) as runtime,
         ):
+            runtime.concurrency = concurrency
             spec = load_context(runtime, rollout).spec
             if row.status.active and row.status is not RolloutStatus.rolling_back:
                 journal.set_status(rollout, RolloutStatus.aborted, reason)

@@ -22,7 +22,7 @@ from ci.planfmt import dumps
 from intent.fleet import Fleet
 from inventory.problems import InputError
 from plumb.app import FormatOpt, PathArg, app, check_format, fail
-from plumb.cmd_reconcile import make_plan
+from plumb.cmd_reconcile import ConcurrencyOpt, make_plan
 from plumb.context import FleetContext, fleet_context
 from plumb.rolloutrt import rollout_runtime
 from reconciler.errors import FencedOut, Frozen
@@ -191,7 +191,9 @@ def _show_status(context: FleetContext, rollout: str, format: str) -> None:
         sys.stdout.write(status_text(*args))
 
 
-def _drive(context: FleetContext, rollout: str, token: LeaseToken, show: bool) -> RolloutStatus:
+def _drive(
+    context: FleetContext, rollout: str, token: LeaseToken, show: bool, concurrency: int = 16
+) -> RolloutStatus:
     from rollouts.execute import RolloutStopped, drive
     from rollouts.spec import RolloutSpec
 
@@ -200,6 +202,7 @@ def _drive(context: FleetContext, rollout: str, token: LeaseToken, show: bool) -
     row = journal.get(rollout)
     spec = RolloutSpec.model_validate(row.plan["spec"]) if row is not None else None
     with rollout_runtime(context, token, names, show=show, spec=spec) as runtime:
+        runtime.concurrency = concurrency
         try:
             return drive(runtime, rollout)
         except (RolloutStopped, Frozen, FencedOut) as exc:
@@ -225,7 +228,9 @@ class Launched:
     plan: RolloutPlan
 
 
-def launch(context: FleetContext, loaded: LoadedSpec, *, show: bool) -> Launched | None:
+def launch(
+    context: FleetContext, loaded: LoadedSpec, *, show: bool, concurrency: int = 16
+) -> Launched | None:
     """Plan, journal and drive a rollout of a committed spec (None: nothing to roll
     out). Raises typer.Exit with a message for anything that refuses the start."""
     from plumb.rolloutbegin import NothingToStart, StartRefused, begin_rollout
@@ -260,7 +265,7 @@ def launch(context: FleetContext, loaded: LoadedSpec, *, show: bool) -> Launched
                 f"{len(result.reports)} waves (spec @ {declaration.spec_commit[:12]}, "
                 f"intent @ {declaration.intent_commit[:12]})"
             )
-        status = _drive(context, rollout, token, show=show)
+        status = _drive(context, rollout, token, show=show, concurrency=concurrency)
     return Launched(rollout, status, result)
 
 
@@ -269,6 +274,7 @@ def rollout_start(
     spec: SpecArg,
     path: PathArg = Path("."),
     format: FormatOpt = "text",
+    concurrency: ConcurrencyOpt = 16,
 ) -> None:
     """Start a rollout from a committed spec and intent: waves, bake, judgment, and
     automatic rollback on abort when the spec says so.
@@ -277,7 +283,12 @@ def rollout_start(
     3 held (resume later)."""
     check_format(format)
     with fleet_context(path) as context:
-        launched = launch(context, _load_spec(context.fleet, spec), show=format == "text")
+        launched = launch(
+            context,
+            _load_spec(context.fleet, spec),
+            show=format == "text",
+            concurrency=concurrency,
+        )
         if launched is None:
             return
         _show_status(context, launched.rollout, format)
@@ -297,6 +308,7 @@ def rollout_resume(
             help="Pass the held wave without its judgment, for this reason (journal, audit).",
         ),
     ] = None,
+    concurrency: ConcurrencyOpt = 16,
 ) -> None:
     """Resume a rollout after a crash, a hold or a stop: targets that were in flight are
     re-observed before anything is written. Refused if the spec changed since start.
@@ -329,10 +341,13 @@ def rollout_resume(
             context.audit("rollout", detail={"rollout": rollout, "event": "resumed"})
             if accept_held is not None:
                 _accept_held(context, rollout, accept_held)
+            text = format == "text"
             if row.status is RolloutStatus.rolling_back:
-                status = _finish_rollback(context, rollout, token, show=format == "text")
+                status = _finish_rollback(
+                    context, rollout, token, show=text, concurrency=concurrency
+                )
             else:
-                status = _drive(context, rollout, token, show=format == "text")
+                status = _drive(context, rollout, token, show=text, concurrency=concurrency)
         _show_status(context, rollout, format)
     raise typer.Exit(_exit_for(status))
 
@@ -361,11 +376,12 @@ def _accept_held(context: FleetContext, rollout: str, why: str) -> None:
 
 
 def _finish_rollback(
-    context: FleetContext, rollout: str, token: LeaseToken, *, show: bool
+    context: FleetContext, rollout: str, token: LeaseToken, *, show: bool, concurrency: int = 16
 ) -> RolloutStatus:
     """A rollback that a crash interrupted: run it again (restores are idempotent)."""
     names = [t.device for t in context.db.journal.targets(rollout)]
     with rollout_runtime(context, token, names, show=show) as runtime:
+        runtime.concurrency = concurrency
         return finish_rollback(context, runtime, rollout)
 
 

@@ -85,22 +85,39 @@ def observe_all(
     on_done: Callable[[Observation], None] | None = None,
 ) -> dict[str, Observation]:
     """Observe every named device, each driver with its own bulk read and bounded
-    concurrency; errors become observations, never exceptions."""
+    concurrency, the drivers at the same time (EOS and SONiC switches and GPU nodes
+    are different devices: one kind need not wait for another); errors become
+    observations, never exceptions."""
     groups: dict[int, tuple[Driver, list[DeviceRef]]] = {}
     for name in names:
         driver = targets.driver(name)
         groups.setdefault(id(driver), (driver, []))[1].append(targets.ref(name))
     observations: dict[str, Observation] = {}
-    for driver, refs in groups.values():
+    lock = threading.Lock()
+
+    def observe_group(group: tuple[Driver, list[DeviceRef]]) -> None:
+        driver, refs = group
         for name, found in driver.observe_many(refs, concurrency).items():
             if isinstance(found, DeviceError):
                 obs = Observation(name, None, f"{type(found).__name__}: {found.detail}")
             else:
                 obs = Observation(name, found)
-            observations[name] = obs
-            if on_done is not None:
-                on_done(obs)
-    return observations
+            with lock:
+                observations[name] = obs
+                if on_done is not None:
+                    on_done(obs)
+
+    if len(groups) == 1:
+        observe_group(next(iter(groups.values())))
+    else:
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            list(pool.map(observe_group, groups.values()))
+    return {name: observations[name] for name in _in_order(groups) if name in observations}
+
+
+def _in_order(groups: Mapping[int, tuple[Driver, list[DeviceRef]]]) -> list[str]:
+    """Device names group by group, as they were asked for (results keep that order)."""
+    return [ref.name for _, refs in groups.values() for ref in refs]
 
 
 def _settle_unknown(
