@@ -20,7 +20,7 @@ from intent.fleet import Fleet
 from intent.models import ExternalOwner
 from inventory.gcpause import gc_paused
 from inventory.problems import Location
-from reconciler.capabilities import inexpressible
+from reconciler.capabilities import RULES
 from reconciler.order import Step, UnsafePlan, order_changes, prove_order, unprovable_links
 from reconciler.render import DesiredFleet
 from reconciler.settings import Change, Owned, Scalar, State, diff
@@ -116,23 +116,28 @@ def plan_device(
     conflicts: list[Conflict] = []
     held: list[Held] = []
     refused: list[Inexpressible] = []
-    for path, owned in desired.items():
-        reason = inexpressible(platform, path, observed)
-        if reason is not None:
-            refused.append(Inexpressible(device, path, owned.value, owned.owner, reason))
-            continue
-        owner = external_owner(claims, device, path)
-        if owner is not None:
-            if observed.get(path) != owned.value:
-                conflicts.append(Conflict(device, path, owner, owned.value, observed.get(path)))
-            continue
-        if path in holds:
-            value, reason = holds[path]
-            held.append(Held(device, path, value, reason))
-            wanted[path] = Owned(value, owned.owner)
-            continue
-        wanted[path] = owned
-    unmanaged = tuple(sorted(p for p in observed if p not in desired))
+    rule = RULES.get(platform)
+    if rule is None and not claims and not holds:
+        # Every path expressible, none claimed or held (the GPU nodes): all of it is wanted.
+        wanted = dict(desired)
+    else:
+        for path, owned in desired.items():
+            reason = None if rule is None else rule(path, observed)
+            if reason is not None:
+                refused.append(Inexpressible(device, path, owned.value, owned.owner, reason))
+                continue
+            owner = external_owner(claims, device, path) if claims else None
+            if owner is not None:
+                if observed.get(path) != owned.value:
+                    conflicts.append(Conflict(device, path, owner, owned.value, observed.get(path)))
+                continue
+            if path in holds:
+                value, reason = holds[path]
+                held.append(Held(device, path, value, reason))
+                wanted[path] = Owned(value, owned.owner)
+                continue
+            wanted[path] = owned
+    unmanaged = tuple(sorted(observed.keys() - desired.keys()))
     return DevicePlan(
         device,
         tuple(diff(wanted, observed)),

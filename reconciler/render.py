@@ -122,6 +122,10 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
     cabling, plan, devices = fleet.cabling, fleet.addresses, fleet.devices
     peer_intent = fleet.intent
     inbound_default = intent.get("bgp", "inbound_filter")
+    # Sessions share their owned values (the peer's ASN, the fleet's filter): one Owned
+    # per value rendered, not one per session.
+    remote_as_of: dict[int, Owned] = {}
+    inbound_of: dict[int, Owned] = {}
     for end in cabling.ends(device.name).values():
         peer_end = end ^ 1
         peer = cabling.end_device[peer_end]
@@ -130,14 +134,21 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
         peer_ip = plan.packed[peer_end]
         if peer_ip < 0:
             continue
-        prefix = f"bgp/neighbors/{ipv4_text(peer_ip)}"
+        neighbor = f"bgp/neighbors/{ipv4_text(peer_ip)}"
         remote_as = intent.get("bgp", "neighbors", peer, "remote_as") or peer_intent[peer].get(
             "bgp", "asn"
         )
-        _put(out, f"{prefix}/remote_as", remote_as)
+        if remote_as is not None and remote_as.value is not None:
+            owned = remote_as_of.get(id(remote_as))
+            if owned is None:
+                owned = remote_as_of[id(remote_as)] = Owned(remote_as.value, remote_as.origin)
+            out[f"{neighbor}/remote_as"] = owned
         inbound = intent.get("bgp", "neighbors", peer, "inbound_filter") or inbound_default
         if inbound is not None:
-            out[f"{prefix}/inbound_filter"] = Owned(inbound.value or "", inbound.origin)
+            owned = inbound_of.get(id(inbound))
+            if owned is None:
+                owned = inbound_of[id(inbound)] = Owned(inbound.value or "", inbound.origin)
+            out[f"{neighbor}/inbound_filter"] = owned
 
 
 def _render_ports(
@@ -162,9 +173,7 @@ def _render_ports(
                 out[f"{prefix}/{suffix}"] = layer
         address, owned_by = packed[end], owner[end]
         if address >= 0 and owned_by is not None:
-            out[f"{prefix}/address"] = Owned(
-                interface_text(address, prefixlen[end]), owned_by[0]
-            )
+            out[f"{prefix}/address"] = Owned(interface_text(address, prefixlen[end]), owned_by[0])
         out[f"{prefix}/pfc_priorities"] = pfc
 
 
