@@ -3,12 +3,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.fleetcopy import FleetCopy, copy_orion
 from tests.pgserver import PgServer, PgUnavailable
 from tests.switchsim import SwitchSim
+
+if TYPE_CHECKING:
+    from tests.nbserver import NetboxServer
 
 
 @pytest.fixture
@@ -47,3 +51,30 @@ def pg_server() -> Iterator[PgServer]:
 def pg_url(pg_server: PgServer) -> str:
     """The URL of a fresh, empty database on the suite's PostgreSQL server."""
     return pg_server.new_database()
+
+
+@pytest.fixture(scope="session")
+def netbox_server(pg_server: PgServer) -> Iterator[NetboxServer]:
+    """One real NetBox for the whole run (gunicorn and Redis, its databases on the suite's
+    PostgreSQL server); skipped where it cannot run, except under CI=true."""
+    from tests.nbserver import NetboxServer, NetboxUnavailable, check_available
+
+    try:
+        check_available()
+    except NetboxUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"NetBox test server unavailable under CI: {exc}")
+        pytest.skip(f"NetBox test server unavailable: {exc}")
+    server = NetboxServer(pg_server)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def netbox_url(netbox_server: NetboxServer) -> str:
+    """The suite's NetBox, reset to its just-migrated state (only the superuser exists)."""
+    netbox_server.reset()
+    return netbox_server.url

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -222,7 +223,9 @@ class NetboxServer:
     def stop(self) -> None:
         for process in reversed(self.processes):
             if process.poll() is None:
-                process.terminate()
+                # SIGINT: gunicorn's quick shutdown (SIGTERM waits for its graceful
+                # timeout); Redis, which saves nothing here, exits on it too
+                process.send_signal(signal.SIGINT)
                 try:
                     process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
