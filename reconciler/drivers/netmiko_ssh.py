@@ -7,6 +7,10 @@ transport, tuned for a process that holds many connections at once.
   lines about 0.1 s of CPU, most of a login). Each client is given only the entries of
   the host it connects to and still refuses any other key (``RejectPolicy``), so the
   check is exactly as strict as loading the file.
+- **Small packets go out at once** (``TCP_NODELAY``, as OpenSSH sets for interactive
+  sessions). Without it a request written right after another small one (an exec
+  channel's open after the last one's close) waits for the server's delayed ACK,
+  about 40 ms on Linux, for every command.
 - **The transport's reader thread** blocks on its socket and wakes every
   :data:`IDLE_WAKE` seconds on an idle link instead of paramiko's 0.1 s (ten wake-ups a
   second per open connection: with 1,000 connections open, most of a core spent
@@ -17,6 +21,7 @@ transport, tuned for a process that holds many connections at once.
 
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -59,9 +64,14 @@ def trust_host(client: paramiko.SSHClient, path: Path, host: str, port: int) -> 
 class QuietTransport(paramiko.Transport):  # type: ignore[misc]  # paramiko is untyped
     """A paramiko transport whose idle reader thread wakes every :data:`IDLE_WAKE`
     seconds (paramiko reads the interval from this class attribute when it sets up
-    the socket)."""
+    the socket), on a socket that sends small packets at once (``TCP_NODELAY``)."""
 
     _active_check_timeout = IDLE_WAKE
+
+    def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().__init__(sock, *args, **kwargs)
 
 
 class _CachedKeys:
