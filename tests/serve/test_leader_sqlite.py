@@ -46,21 +46,26 @@ def test_standby_takes_over_from_a_killed_leader_on_sqlite(tmp_path: Path) -> No
     it; the standby leads, breaks that lease and corrects the field itself."""
     repos = make_repos(tmp_path, SERVE)
     inject_drift(repos.controller, "leaf-r0", {QOS: 150})
+    # The first write touching the field stalls until the kill, however slowly the
+    # replicas start: the fault fires once (its one firing is taken before the sleep),
+    # so the leader is in its correction when killed and the standby's is not slowed.
     add_lab_fault(
-        repos.controller, Fault("leaf-r0", FaultKind.latency, path_glob=QOS, latency_ms=700)
+        repos.controller,
+        Fault("leaf-r0", FaultKind.latency, path_glob=QOS, count=1, latency_ms=600_000),
     )
     first = start_serve(repos.controller, {}, tmp_path / "a.log")
     second = start_serve(repos.controller, {}, tmp_path / "b.log")
     replicas = [first, second]
     state = repos.controller / ".plumb" / "plumb.db"
     try:
+        with open_state_db(state) as db:
+            held = wait_until(db.lease.current, 30, "the leader's correction lease")
+        assert held.purpose == "serve: correct drift"
         leader = wait_until(lambda: _leader(replicas), 20, "one leader")
         standby = second if leader is first else first
-        assert standby.metric("plumb_serve_leader") == 0
+        wait_until(lambda: standby.metric("plumb_serve_leader") == 0, 20, "the standby")
         assert standby.get("/readyz")[0] == 200
-        with open_state_db(state) as db:
-            held = wait_until(db.lease.current, 20, "the leader's correction lease")
-        assert held.purpose.startswith("serve")
+        assert lab_values(repos.controller, "leaf-r0")[QOS] == 150  # still stalled
         leader.kill()
         wait_until(lambda: standby.metric("plumb_serve_leader") == 1, 20, "the takeover")
         wait_until(lambda: lab_values(repos.controller, "leaf-r0")[QOS] == 200, 30, "the fix")
