@@ -23,8 +23,8 @@ from typing import Any
 
 import pynetbox
 import requests
-from requests import PreparedRequest, Response
 from pynetbox.core.query import ContentError, Request, RequestError
+from requests import PreparedRequest, Response
 
 from inventory.netbox_map import NetboxData
 
@@ -108,12 +108,30 @@ def fetch_netbox(url: str, token: str, site: str | None = None) -> NetboxData:
                 f"NetBox at {url} refused the token (HTTP {status}): check that it is a"
                 " valid API token with read permission"
             ) from exc
+        if status == 400:  # a filter NetBox refused, e.g. a site slug it does not have
+            raise NetboxApiError(
+                f"NetBox at {url} refused the query (HTTP 400): {_detail(exc.req)}"
+            ) from exc
         raise NetboxApiError(f"NetBox at {url}: HTTP {status} for {exc.req.url}") from exc
     except ContentError as exc:
         raise NetboxApiError(f"{url} does not answer as the NetBox API (no JSON)") from exc
     except requests.exceptions.RequestException as exc:
         reason = type(exc).__name__
         raise NetboxUnreachable(f"cannot reach NetBox at {url} ({reason})") from exc
+
+
+def _detail(response: Response) -> str:
+    """NetBox's own words for a refused query: ``{"site": ["Select a valid choice..."]}``."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict):
+        return "; ".join(
+            f"{key}: {' '.join(map(str, value)) if isinstance(value, list) else value}"
+            for key, value in sorted(body.items())
+        )
+    return str(body)[:200]
 
 
 class NetboxTokenError(NetboxError):

@@ -209,6 +209,11 @@ def test_token_url_and_mapping_problems_are_one_line_errors(
         " sources.netbox.roles in plumb.yaml (null: not imported)\n",
     )
     assert not (repo / "inventory").exists()
+    (repo / "plumb.yaml").write_text("fleet: nb\nsources:\n  netbox:\n    site: dc9\n")
+    no_site = plumb(*args, token=api.token)
+    assert no_site.exit_code == 2
+    assert no_site.stderr.startswith(f"error: NetBox at {netbox_url} refused the query (HTTP 400)")
+    assert "dc9" in no_site.stderr
     (repo / "plumb.yaml").write_text("fleet: nb\nsources:\n  netbox:\n    roles: {pdu: null}\n")
     mapped = plumb(*args, token=api.token)
     assert mapped.exit_code == 0, mapped.stderr
