@@ -22,7 +22,7 @@ The conventions (docs/netbox.md):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,8 +130,7 @@ def _choice(value: Any) -> Any:
 
 
 class _Mapper:
-    def __init__(self, data: NetboxData, mapping: NetboxMapping) -> None:
-        self.data = data
+    def __init__(self, mapping: NetboxMapping) -> None:
         self.mapping = mapping
         self.errors: list[str] = []
         self.skipped: list[str] = []
@@ -215,8 +214,14 @@ class _Mapper:
         }
         for custom in ("rail", "pod", "gpus", "labels"):
             value = _custom(raw, custom)
-            if value not in (None, "", {}):
-                record[custom] = dict(sorted(value.items())) if custom == "labels" else value
+            if value in (None, "", {}):
+                continue
+            if custom == "labels":
+                if not isinstance(value, Mapping):
+                    self.errors.append(f"{what}: custom field labels is not a JSON object")
+                    return None
+                value = dict(sorted(value.items()))
+            record[custom] = value
         if nics:
             record["nics"] = sorted(nics, key=lambda nic: natural_key(nic["name"]))
         return record if self.checked(Device, record, what) else None
@@ -340,7 +345,7 @@ def interface_gbps(raw: JsonRecord) -> int | None:
 def map_netbox(data: NetboxData, mapping: NetboxMapping) -> Imported:
     """Every rack, device and link NetBox holds, as plumb records; raise MappingError
     listing every object that cannot be imported."""
-    mapper = _Mapper(data, mapping)
+    mapper = _Mapper(mapping)
     for raw in data.devices:
         mapper.names[raw["id"]] = raw.get("name") or f"#{raw['id']}"
         slug = _slug(raw.get("role"))
@@ -376,6 +381,8 @@ def map_netbox(data: NetboxData, mapping: NetboxMapping) -> Imported:
     used = {device["rack"] for device in devices if device}
     racks = [mapper.rack(raw) for raw in data.racks if raw.get("name") in used]
     links = [mapper.link(raw) for raw in data.cables]
+    mapper.errors += _repeated_names("dcim.device", data.devices, devices)
+    mapper.errors += _repeated_names("dcim.rack", data.racks, racks)
     if mapper.errors:
         raise MappingError(mapper.errors)
     return Imported(
@@ -384,6 +391,27 @@ def map_netbox(data: NetboxData, mapping: NetboxMapping) -> Imported:
         links=tuple(sorted((lk for lk in links if lk), key=link_order)),
         skipped=tuple(sorted(mapper.skipped, key=_object_order)),
     )
+
+
+def _repeated_names(
+    kind: str, raws: Iterable[JsonRecord], records: Iterable[dict[str, Any] | None]
+) -> list[str]:
+    """NetBox names devices and racks per site; plumb names them once per fleet."""
+    wanted = {r["name"] for r in records if r}
+    first: dict[str, Any] = {}
+    errors = []
+    for raw in raws:
+        name = str(raw.get("name"))
+        if name not in wanted:
+            continue
+        if name in first:
+            errors.append(
+                f"{kind} {raw.get('id')} ({name}): {kind} {first[name]} has the same name;"
+                " plumb needs unique names (import one site with sources.netbox.site)"
+            )
+        else:
+            first[name] = raw.get("id")
+    return errors
 
 
 def link_order(link: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -326,3 +326,25 @@ def test_an_unchanged_repo_is_in_sync() -> None:
     result = imported()
     repo = [RepoRecord("device", d["name"], d, "x:1:1", True) for d in result.devices]
     assert compare(repo, result, []).in_sync
+
+
+def test_two_devices_of_one_name_in_different_sites_are_an_error() -> None:
+    """NetBox allows a name once per site; plumb needs it once in the fleet."""
+    records = fabric()
+    twin = device("leaf-r0", "leaf", rack_name="net-1", mgmt="198.18.9.1/24", rail=0)
+    records["devices"].append(twin)
+    first = records["devices"][2]["id"]
+    assert errors_of(records) == [
+        f"dcim.device {twin['id']} (leaf-r0): dcim.device {first} has the same name; plumb"
+        " needs unique names (import one site with sources.netbox.site)"
+    ]
+
+
+def test_labels_that_are_not_an_object_are_an_error() -> None:
+    """The labels custom field must hold a JSON object of label: value."""
+    records = fabric()
+    records["devices"][0]["custom_fields"]["labels"] = ["A1"]
+    node = records["devices"][0]["id"]
+    assert errors_of(records) == [
+        f"dcim.device {node} (gpu-n1): custom field labels is not a JSON object"
+    ]
