@@ -26,7 +26,13 @@ from intent.fleet import load_fleet
 from inventory.problems import InputError
 from plumb.context import FleetContext
 from plumb.serve.metrics import ServeMetrics
-from plumb.serve.reconcile import PassResult, blocked_lines, queue_notice, reconcile_pass
+from plumb.serve.reconcile import (
+    PassResult,
+    blocked_lines,
+    owned_lines,
+    queue_notice,
+    reconcile_pass,
+)
 from plumb.serve.rolloutmetrics import RolloutMetrics
 from plumb.serve.rollouts import RolloutDriver
 from reconciler.controller.notices import Notice, notice_from_audit
@@ -212,7 +218,7 @@ class Controller:
             + (f"; applied {applied}" if applied else "")
             + (f"; refused: {result.refused}" if result.refused else "")
         )
-        for line in blocked_lines(result.decision):
+        for line in owned_lines(result.decision) + blocked_lines(result.decision):
             log(line)
 
     def _pass_metrics(self, result: PassResult) -> None:
@@ -237,6 +243,7 @@ class Controller:
         m.commit.clear()
         m.commit.labels(fleet, self.status.commit or "").set(1)
         m.set_blocked(decision.blocked)
+        m.set_owned(decision.owned())
 
     def audit_notices(self) -> None:
         """Notices for rollout holds, aborts and rollbacks, once each: the cursor over

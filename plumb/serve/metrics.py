@@ -24,6 +24,12 @@ class ServeMetrics:
             ["fleet", "mode"],
             registry=r,
         )
+        self.drift_owned = Gauge(
+            "plumb_drift_owned_fields",
+            "drifted fields a rollout owns at the last pass (never corrected by drift)",
+            ["fleet", "rollout"],
+            registry=r,
+        )
         self.drift_blocked = Gauge(
             "plumb_drift_blocked",
             "devices whose drift correction is blocked at the last pass, by reason",
@@ -105,6 +111,13 @@ class ServeMetrics:
         for kind in BLOCK_KINDS:
             count = sum(1 for b in blocked.values() if b.kind == kind)
             self.drift_blocked.labels(self.fleet, kind).set(count)
+
+    def set_owned(self, owned: Mapping[str, Mapping[str, list[str]]]) -> None:
+        """Drifted fields per owning rollout (rollouts that own none are dropped)."""
+        self.drift_owned.clear()
+        for rollout, devices in owned.items():
+            count = sum(len(paths) for paths in devices.values())
+            self.drift_owned.labels(self.fleet, rollout).set(count)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -4,7 +4,8 @@ drifted field (:mod:`reconciler.controller.drift`), prove what to correct
 blocks its own devices, not the fleet), record the decision with its notice in one
 transaction, and correct what may be corrected under the fleet lease, each device
 write fenced by the lease token and by leadership. An intent that fails validation
-blocks every correction."""
+blocks every correction. Fields an active rollout (or a queued approval) owns are
+reported as owned and never corrected here (:mod:`plumb.serve.owners`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from datetime import datetime
 from intent.fleet import Fleet
 from plumb.context import AuditToDb, DbGuard, FleetContext
 from plumb.serve.intentcheck import intent_problems
+from plumb.serve.owners import rollout_ownership
 from reconciler.controller.corrections import (
     INTENT_INVALID,
     Blocked,
@@ -24,6 +26,7 @@ from reconciler.controller.corrections import (
 )
 from reconciler.controller.drift import DriftDecision, DriftField, decide_drift
 from reconciler.controller.notices import Notice, render_payload
+from reconciler.controller.owned import NO_OWNERSHIP, Ownership
 from reconciler.controller.windows import WindowVerdict, correction_allowed
 from reconciler.errors import FencedOut
 from reconciler.loop import ApplyReport, apply_plan, observe_all
@@ -85,6 +88,10 @@ def _notice(context: FleetContext, decision: DriftDecision, new: frozenset[str])
     )
     if decision.blocked:
         summary += f"; correction blocked on {len(decision.blocked)} device(s)"
+    owned = decision.owned()
+    if owned:
+        fields = sum(_owned_count(devices) for devices in owned.values())
+        summary += f"; {fields} owned by rollout {', '.join(sorted(owned))}"
     return Notice(
         "drift",
         fleet.config.fleet,
@@ -92,15 +99,26 @@ def _notice(context: FleetContext, decision: DriftDecision, new: frozenset[str])
         {
             "commit": context.commit,
             "new": [
-                {"device": f.device, "path": f.path, "intended": repr(f.intended)}
+                {
+                    "device": f.device,
+                    "path": f.path,
+                    "intended": repr(f.intended),
+                    **({"rollout": f.rollout} if f.rollout else {}),
+                }
                 for f in told[:10]
             ],
             "correcting": {d: sorted(p) for d, p in decision.correct.items()},
             "blocked": {
                 d: {"kind": b.kind, "reason": b.reason} for d, b in decision.blocked.items()
             },
+            "owned": {r: _owned_count(devices) for r, devices in sorted(owned.items())},
         },
     )
+
+
+def _owned_count(devices: Mapping[str, list[str]]) -> int:
+    """Fields in ``device -> paths``."""
+    return sum(len(paths) for paths in devices.values())
 
 
 def _drift_key(f: DriftField) -> tuple[str, str, Scalar, Scalar]:
@@ -133,6 +151,7 @@ def _record(context: FleetContext, result: PassResult) -> None:
                 "window": decision.window.reason,
                 "unknown": sorted(result.plan.unknown()),
                 "blocked": {d: b.reason for d, b in sorted(decision.blocked.items())},
+                "owned": {r: _owned_count(d) for r, d in sorted(decision.owned().items())},
             },
         )
         new = db.drift_told.replace(conn, told_now(decision))
@@ -148,12 +167,14 @@ def choose_corrections(
     errors: Mapping[str, str],
     window: WindowVerdict,
     blocked: Mapping[str, Blocked],
+    owned: Ownership = NO_OWNERSHIP,
 ) -> tuple[DriftDecision, Corrections]:
     """Decide, prove, and decide again without the devices the proof blocked (they
-    take no room in the caps) until what is chosen is proved whole."""
+    take no room in the caps) until what is chosen is proved whole; fields a rollout
+    ``owned`` are never chosen."""
     known = dict(blocked)
     while True:
-        decision = decide_drift(plan, fleet.config.serve, window, known)
+        decision = decide_drift(plan, fleet.config.serve, window, known, owned)
         proved = prove_corrections(fleet, desired, observed, errors, decision.correct)
         if not proved.blocked:
             return decision, proved
@@ -187,8 +208,9 @@ def reconcile_pass(
         window = correction_allowed(fleet.config.serve.windows, now)
         refused = invalid_intent(problems)
         invalid = {d: Blocked(INTENT_INVALID, refused) for d in plan.devices} if refused else {}
+        owned = rollout_ownership(context)
         decision, fix = choose_corrections(
-            fleet, plan, desired, observed, errors, window, invalid
+            fleet, plan, desired, observed, errors, window, invalid, owned
         )
         result = PassResult(plan, decision, refused=refused)
         _record(context, result)
@@ -211,6 +233,15 @@ def reconcile_pass(
         targets.close()
     result.seconds = time.monotonic() - started
     return result
+
+
+def owned_lines(decision: DriftDecision) -> list[str]:
+    """One log line per rollout that owns drifted fields."""
+    return [
+        f"drift owned by rollout {rollout}: {_owned_count(devices)} field(s) on"
+        f" {len(devices)} device(s), left to the rollout"
+        for rollout, devices in sorted(decision.owned().items())
+    ]
 
 
 def blocked_lines(decision: DriftDecision) -> list[str]:

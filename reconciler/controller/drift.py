@@ -4,8 +4,10 @@ Drift is every planned change: a field whose observed value differs from intent.
 plan has already set aside what plumb must never fight: fields another writer owns
 (conflicts) and fields a platform cannot express never become changes. Here each
 change gets a mode from the first ``serve.drift`` rule that matches its path, device
-and owning intent file (no match: ``warn``), and a ``correct`` change is corrected only
-if it is not held by a rollback pin, a sync window allows it, its device is not
+and owning intent file (no match: ``warn``). A change on a field an active rollout (or
+a queued approval) owns is reported as owned by that rollout and never corrected
+(:mod:`reconciler.controller.owned`: one writer per field). A ``correct`` change is
+corrected only if it is not held by a rollback pin, a sync window allows it, its device is not
 blocked (its correction cannot be proved safe, or the intent fails validation:
 :mod:`reconciler.controller.corrections`), and the pass's caps have room; otherwise it
 is reported with the reason it waits. A blocked device takes no room in the caps, so
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 from intent.serve import DriftRule, ServeConfig
 from reconciler.controller.corrections import Blocked
+from reconciler.controller.owned import NO_OWNERSHIP, Ownership
 from reconciler.controller.windows import WindowVerdict
 from reconciler.plan import Plan
 from reconciler.settings import Change, Scalar
@@ -34,6 +37,7 @@ class DriftField:
     owner: str
     mode: str  # warn | correct
     waiting: str | None  # why a `correct` field is not corrected in this pass
+    rollout: str | None = None  # the rollout that owns the field: the drift pass leaves it
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,14 @@ class DriftDecision:
 
     def corrected_fields(self) -> int:
         return sum(len(paths) for paths in self.correct.values())
+
+    def owned(self) -> dict[str, dict[str, list[str]]]:
+        """rollout -> device -> the drifted paths it owns there (sorted)."""
+        found: dict[str, dict[str, list[str]]] = {}
+        for f in self.fields:
+            if f.rollout is not None:
+                found.setdefault(f.rollout, {}).setdefault(f.device, []).append(f.path)
+        return found
 
 
 def _owner_file(change: Change) -> str:
@@ -72,10 +84,12 @@ def decide_drift(
     config: ServeConfig,
     window: WindowVerdict,
     blocked: Mapping[str, Blocked] | None = None,
+    owned: Ownership = NO_OWNERSHIP,
 ) -> DriftDecision:
     """Classify every planned change and choose, within the caps, what to correct;
-    ``blocked`` devices are only reported. The whole plan's refusal does not stop
-    correction: what is chosen is proved again on its own."""
+    ``blocked`` devices and fields a rollout ``owned`` are only reported. The whole
+    plan's refusal does not stop correction: what is chosen is proved again on its
+    own."""
     blocked = blocked or {}
     stopped: dict[str, Blocked] = {}
     fields: list[DriftField] = []
@@ -86,8 +100,11 @@ def decide_drift(
         held = {h.path for h in dp.held}
         for change in dp.changes:
             mode = mode_for(config.drift, device, change)
+            owner = owned.owner(device, change.path) if owned else None
             waiting: str | None = None
-            if mode == "correct":
+            if owner is not None:
+                waiting = owner.describe()
+            elif mode == "correct":
                 if change.path in held:
                     waiting = "held by a rollback pin"
                 elif device in blocked:
@@ -111,6 +128,7 @@ def decide_drift(
                     str(change.owner) if change.owner is not None else "",
                     mode,
                     waiting,
+                    None if owner is None else owner.rollout,
                 )
             )
     return DriftDecision(

@@ -1,0 +1,90 @@
+"""Which drifted fields a rollout owns, so the drift pass never writes them (pure).
+
+Every field has one writer. While a rollout is active (running, held, awaiting
+promotion, rolling back, or aborted with its automatic rollback still to run), the
+fields it changes belong to it: the drift pass reports drift on them as owned by
+that rollout and never corrects it, whatever the ``serve.drift`` rules say. A
+``correct`` rule on ``firmware/*`` would otherwise put the new intent on the targets
+of later waves outside their waves, or undo what a rollback restores.
+
+A rollout owns:
+
+* on each of its targets, the paths the journal records for that target (its
+  intended values): ``target``;
+* on any other device, drift on one of those paths (the same intent commit changed
+  it there too, outside the rollout's selection, or on a device that was at intent
+  when it started): ``carried``. The rollout is the writer of that change: the new
+  value is not written anywhere by the drift pass before the rollout has shown it
+  safe. When the rollout has completed, the drift rules apply again.
+
+An approved rollout still queued behind another (:mod:`plumb.serve.approvals`) owns,
+on the devices its spec selects, the paths its spec carries (``targets.paths``; all
+paths when it names none): ``queued``. Its change waits for its waves too.
+
+The first claim that matches wins: active rollouts before queued approvals, each in
+the order given.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+TARGET = "target"
+CARRIED = "carried"
+QUEUED = "queued"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one rollout (or queued approval) owns."""
+
+    rollout: str  # the rollout id, or how the queued approval is named
+    targets: Mapping[str, frozenset[str]] = field(default_factory=dict)  # device -> paths
+    selected: frozenset[str] = frozenset()  # queued: the devices its spec selects
+    globs: tuple[str, ...] = ()  # queued: the spec's targets.paths (empty: every path)
+
+    def carried(self) -> frozenset[str]:
+        """Every path the rollout writes on any of its targets."""
+        return frozenset().union(*self.targets.values()) if self.targets else frozenset()
+
+
+@dataclass(frozen=True)
+class Owner:
+    rollout: str
+    why: str  # target | carried | queued
+
+    def describe(self) -> str:
+        if self.why == TARGET:
+            return f"owned by rollout {self.rollout} (a target)"
+        if self.why == CARRIED:
+            return f"owned by rollout {self.rollout} (the change it carries)"
+        return f"owned by rollout {self.rollout} (approved, queued)"
+
+
+class Ownership:
+    """The claims of the active rollouts and queued approvals, looked up per field."""
+
+    def __init__(self, claims: tuple[Claim, ...] = ()) -> None:
+        self.claims = claims
+        self._carried = [(c, c.carried()) for c in claims]
+
+    def __bool__(self) -> bool:
+        return bool(self.claims)
+
+    def owner(self, device: str, path: str) -> Owner | None:
+        """The rollout that owns ``path`` on ``device``, if any."""
+        for claim, carried in self._carried:
+            if path in claim.targets.get(device, ()):
+                return Owner(claim.rollout, TARGET)
+            if path in carried:
+                return Owner(claim.rollout, CARRIED)
+            if device in claim.selected and (
+                not claim.globs or any(fnmatch.fnmatchcase(path, g) for g in claim.globs)
+            ):
+                return Owner(claim.rollout, QUEUED)
+        return None
+
+
+NO_OWNERSHIP = Ownership()
