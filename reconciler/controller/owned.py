@@ -17,9 +17,11 @@ A rollout owns:
   value is not written anywhere by the drift pass before the rollout has shown it
   safe. When the rollout has completed, the drift rules apply again.
 
-An approved rollout still queued behind another (:mod:`plumb.serve.approvals`) owns,
-on the devices its spec selects, the paths its spec carries (``targets.paths``; all
-paths when it names none): ``queued``. Its change waits for its waves too.
+An approved rollout still queued behind another (:mod:`plumb.serve.approvals`), or
+not begun yet, owns the paths its spec carries (``targets.paths`` globs) on every
+device, as an active rollout owns its change elsewhere; a spec that names no paths
+carries every pending change of the devices it selects, so it owns those devices'
+drift: ``queued``. Its change waits for its waves too.
 
 The first claim that matches wins: active rollouts before queued approvals, each in
 the order given.
@@ -80,9 +82,10 @@ class Ownership:
                 return Owner(claim.rollout, TARGET)
             if path in carried:
                 return Owner(claim.rollout, CARRIED)
-            if device in claim.selected and (
-                not claim.globs or any(fnmatch.fnmatchcase(path, g) for g in claim.globs)
-            ):
+            if claim.globs:
+                if any(fnmatch.fnmatchcase(path, g) for g in claim.globs):
+                    return Owner(claim.rollout, QUEUED)
+            elif device in claim.selected:
                 return Owner(claim.rollout, QUEUED)
         return None
 

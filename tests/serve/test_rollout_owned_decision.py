@@ -46,14 +46,16 @@ def test_a_rollout_owns_its_targets_paths_and_the_same_change_elsewhere() -> Non
 
 
 def test_a_queued_approval_owns_what_its_spec_selects_and_carries() -> None:
-    """On its selected devices, the paths matching its globs (every path without globs)."""
+    """The paths matching its globs on any device (the change it will carry); without
+    globs, every path of the devices it selects."""
     queued = Claim("fw (approval 2)", selected=frozenset({"gpu-2"}), globs=("firmware/*",))
     narrow = Ownership((queued,))
     assert narrow.owner("gpu-2", NIC) == Owner("fw (approval 2)", QUEUED)
     assert narrow.owner("gpu-2", KMIN) is None
-    assert narrow.owner("gpu-0", BIOS) is None
+    assert narrow.owner("gpu-0", BIOS) == Owner("fw (approval 2)", QUEUED)
     every = Ownership((Claim("all (approval 3)", selected=frozenset({"gpu-1"})),))
     assert every.owner("gpu-1", KMIN) == Owner("all (approval 3)", QUEUED)
+    assert every.owner("gpu-0", BIOS) is None
 
 
 def test_the_first_claim_wins() -> None:
