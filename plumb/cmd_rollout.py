@@ -450,19 +450,22 @@ def rollout_status(
 
 @rollout_app.command("list")
 def rollout_list(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
-    """Every recorded rollout with its status."""
+    """Every recorded rollout with its status, then the approvals queued for plumb serve."""
     from ci.journalfmt import list_text
     from ci.statefmt import rollout_list_json
+    from plumb.serve.approvals import queued_json, queued_starts, queued_text
 
     check_format(format)
     with fleet_context(path) as context:
         journal = context.db.journal
         rows = journal.all()
         waves = {r.id: journal.waves(r.id) for r in rows}
+        queued = queued_starts(context)
         if format == "json":
-            sys.stdout.write(dumps(rollout_list_json(rows, waves)))
+            doc = rollout_list_json(rows, waves)
+            sys.stdout.write(dumps({**doc, "queued": queued_json(queued)}))
         else:
-            sys.stdout.write(list_text(rows, waves))
+            sys.stdout.write(list_text(rows, waves) + queued_text(queued))
 
 
 @rollout_app.command("abort")

@@ -2,9 +2,12 @@
 a pending ``start`` approval of a committed spec begins its rollout (the begin path of
 ``plumb rollout start``, under the fleet lease) when the spec at the controller's
 HEAD is the one approved, byte for byte and commit for commit; a spec changed since
-needs a new approval. A ``drive`` approval hands an existing rollout to the
-controller under the same rule. Every outcome is journaled with the approval and
-audited (``rollout`` records ``approval_taken`` / ``approval_refused``).
+needs a new approval. One rollout is active per fleet: start approvals queue, and
+start in approval order (first in, first out) once no rollout is active; a queued
+approval's fields are already the rollout's (:mod:`plumb.serve.owners`). A ``drive``
+approval hands an existing rollout to the controller under the same rule. Every
+outcome is journaled with the approval and audited (``rollout`` records
+``approval_taken`` / ``approval_refused``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from inventory.problems import InputError
 from plumb.context import FleetContext
@@ -29,6 +33,11 @@ SERVE_START = "serve: start rollout"
 class NotYet(Exception):
     """The approval cannot be acted on yet (the clone lacks the commit, the lease is
     held); it stays pending for a later turn."""
+
+
+class Queued(NotYet):
+    """Another rollout is active, or an earlier start approval waits: this one waits
+    its turn (one active rollout per fleet, approvals started in order)."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,7 @@ def start_approved(
         return Settled(approval, None, changed)
     busy = active_rollout(context)
     if busy is not None:
-        return Settled(approval, None, f"{busy}: one rollout at a time")
+        raise Queued(f"queued: {busy} (one rollout at a time)")
     fleet = context.fleet
     try:
         loaded = load_rollout(fleet.root, approval.spec_path)
@@ -160,4 +169,37 @@ def pending_approvals(context: FleetContext) -> list[ApprovalRow]:
         a
         for a in context.db.approvals.rows(state=ApprovalState.pending)
         if a.kind is not ApprovalKind.promote
+    ]
+
+
+def queued_starts(context: FleetContext) -> list[ApprovalRow]:
+    """Start approvals the controller has not acted on yet, in the order they start."""
+    return [a for a in pending_approvals(context) if a.kind is ApprovalKind.start]
+
+
+def queued_text(queued: list[ApprovalRow]) -> str:
+    """``rollout list``: the approvals waiting to start, in order."""
+    if not queued:
+        return ""
+    lines = [f"queued for plumb serve ({len(queued)}), in the order they start:"]
+    for place, a in enumerate(queued, 1):
+        lines.append(
+            f"  {place}. {a.spec_path} approved by {a.actor} at {a.approved_at[:25]}"
+            f" (approval {a.id})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def queued_json(queued: list[ApprovalRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "approval": a.id,
+            "place": place,
+            "spec": a.spec_path,
+            "spec_sha256": a.spec_sha256,
+            "spec_commit": a.spec_commit,
+            "approved_by": a.actor,
+            "approved_at": a.approved_at,
+        }
+        for place, a in enumerate(queued, 1)
     ]

@@ -23,12 +23,14 @@ from plumb.context import FleetContext
 from plumb.rolloutrt import rollout_runtime
 from plumb.serve.approvals import (
     NotYet,
+    Queued,
     Settled,
     drive_approved,
     pending_approvals,
     settle,
     start_approved,
 )
+from plumb.serve.owners import IN_PROGRESS, awaits_rollback
 from plumb.serve.reconcile import LeaderGuard
 from plumb.serve.rolloutmetrics import RolloutMetrics
 from reconciler.errors import FencedOut
@@ -44,13 +46,6 @@ POLL_SECONDS = 2.0
 """While rollouts are handed to it, the controller looks at them (and at pending
 approvals) at least this often: an abort or a promotion is seen within it."""
 DRIVEN = (RolloutStatus.running, RolloutStatus.awaiting_promotion, RolloutStatus.rolling_back)
-IN_PROGRESS = (
-    WaveStatus.draining,
-    WaveStatus.applying,
-    WaveStatus.accepting,
-    WaveStatus.baking,
-    WaveStatus.assessing,
-)
 
 
 class RolloutFence(LeaderGuard):
@@ -98,18 +93,28 @@ class RolloutDriver:
         self.log = log
         self.lab_pace = lab_pace
         self._paced_at: float | None = None
+        self._waiting: dict[int, str] = {}  # approval -> why it waits, as last logged
 
     def turn(self, context: FleetContext, leading: Callable[[], bool]) -> float:
-        """Act on approvals, advance every driven rollout; seconds until a step is due."""
+        """Act on approvals, advance every driven rollout; seconds until a step is due.
+        Start approvals start in approval order: one that waits holds the later ones."""
+        ahead: int | None = None  # the first start approval still waiting
         for approval in pending_approvals(context):
+            start = approval.kind is ApprovalKind.start
             try:
-                if approval.kind is ApprovalKind.start:
+                if start and ahead is not None:
+                    raise Queued(f"queued behind approval {ahead}")
+                if start:
                     outcome = start_approved(context, approval, self.log)
                 else:
                     outcome = drive_approved(context, approval)
             except NotYet as exc:
-                self.log(f"approval {approval.id} of {approval.spec_path}: not yet: {exc}")
+                ahead = approval.id if start and ahead is None else ahead
+                if self._waiting.get(approval.id) != str(exc):
+                    self._waiting[approval.id] = str(exc)
+                    self.log(f"approval {approval.id} of {approval.spec_path}: waits: {exc}")
                 continue
+            self._waiting.pop(approval.id, None)
             if outcome.refused:
                 self.log(f"approval {approval.id} refused: {outcome.refused}")
             settle(context, approval, outcome)
@@ -152,9 +157,7 @@ class RolloutDriver:
     def _abort_to_roll_back(context: FleetContext, rollout: str) -> bool:
         """An operator aborted the rollout mid-wave and its spec rolls back on abort."""
         row = context.db.journal.get(rollout)
-        if row is None or not row.plan["spec"].get("rollback", {}).get("automatic", True):
-            return False
-        return any(w.status in IN_PROGRESS for w in context.db.journal.waves(rollout))
+        return row is not None and awaits_rollback(context.db, row)
 
     def step(
         self, context: FleetContext, rollout: str, leading: Callable[[], bool]
