@@ -13,6 +13,7 @@ listener (new connections are refused) and cut open sessions.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import logging
@@ -26,6 +27,7 @@ from typing import Any, Protocol
 
 import asyncssh
 from asyncssh.editor import SSHLineEditor
+from asyncssh.kex import get_kex_algs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
@@ -40,6 +42,29 @@ from .spec import Fault
 log = logging.getLogger("switchsim")
 MAX_LINE_LENGTH = 65536
 MAX_STDIN_BYTES = 1 << 20
+# Key exchange as the switches' sshd offers it by default: OpenSSH 9.2 (SONiC 202411
+# on Debian 12; EOS 4.3x ships an OpenSSH of the same era). Hybrid ML-KEM came with
+# OpenSSH 9.9, so a switch never negotiates it; sntrup761x25519 (first in OpenSSH's
+# list) is left out only when asyncssh lacks it, and no client here offers it anyway.
+SSHD_KEX = (
+    "sntrup761x25519-sha512@openssh.com",
+    "curve25519-sha256",
+    "curve25519-sha256@libssh.org",
+    "ecdh-sha2-nistp256",
+    "ecdh-sha2-nistp384",
+    "ecdh-sha2-nistp521",
+    "diffie-hellman-group-exchange-sha256",
+    "diffie-hellman-group16-sha512",
+    "diffie-hellman-group18-sha512",
+    "diffie-hellman-group14-sha256",
+)
+
+
+@functools.cache
+def sshd_kex() -> list[str]:
+    """:data:`SSHD_KEX`, in its order, as far as this asyncssh implements it."""
+    known = {name.decode() for name in get_kex_algs()}
+    return [name for name in SSHD_KEX if name in known]
 
 
 def _cache_line_editor_tables() -> None:
@@ -204,6 +229,7 @@ class Runtime:
             **where,
             server_factory=lambda: _SshServer(endpoint),
             server_host_keys=[key],
+            kex_algs=sshd_kex(),
             process_factory=lambda process: self._session(endpoint, process),
             line_editor=True,
             max_line_length=MAX_LINE_LENGTH,

@@ -1,0 +1,89 @@
+"""The SSH transport under both switch pools (reconciler.drivers.netmiko_ssh), against
+the simulator's sshd: known_hosts parsed once per file version yet as strict as the
+file, small packets sent at once, quiet idle reader threads, and the key exchange a
+switch's sshd offers."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+import paramiko
+import pytest
+
+from reconciler.drivers.netmiko_ssh import IDLE_WAKE, known_hosts
+from reconciler.errors import HostKeyMismatch
+from tests.drivers.conftest import Switches
+
+
+def test_known_hosts_is_parsed_once_per_file_version(
+    switches: Switches, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Logins to many devices parse the file once; a rewritten file is parsed again."""
+    refs = [switches.add("sonic") for _ in range(3)] + [switches.add("eos") for _ in range(2)]
+    parsed: list[str] = []
+    load = paramiko.HostKeys.load
+
+    def counting(self: paramiko.HostKeys, filename: str) -> None:
+        parsed.append(str(filename))
+        load(self, filename)
+
+    monkeypatch.setattr(paramiko.HostKeys, "load", counting)
+    stamp = switches.known_hosts.stat().st_mtime_ns + 1_000_000_000
+    os.utime(switches.known_hosts, ns=(stamp, stamp))  # a version not parsed before
+    for ref in refs:
+        assert switches.driver(ref.platform).observe(ref)["system/hostname"] == ref.name
+    assert parsed == [str(switches.known_hosts)]
+    os.utime(switches.known_hosts, ns=(stamp + 1_000_000_000, stamp + 1_000_000_000))
+    switches.driver("sonic").observe(refs[0])
+    assert parsed == [str(switches.known_hosts)] * 2
+
+
+@pytest.mark.parametrize("dialect", ["eos", "sonic"])
+def test_a_host_missing_from_the_cached_file_is_still_refused(
+    switches: Switches, dialect: str
+) -> None:
+    """Another device's entry is no key for this one: the login is refused as unknown."""
+    ref = switches.add(dialect)
+    other = switches.add(dialect)
+    lines = switches.known_hosts.read_text().splitlines()
+    mine = f"[{ref.host}]:{ref.port} "
+    switches.known_hosts.write_text("".join(line + "\n" for line in lines if mine not in line))
+    known_hosts(switches.known_hosts)  # the file as it is now, in the cache
+    with pytest.raises(HostKeyMismatch):
+        switches.driver(dialect).observe(ref)
+    assert switches.driver(dialect).observe(other)["system/hostname"] == other.name
+
+
+def _transport(switches: Switches, dialect: str) -> paramiko.Transport:
+    ref = switches.add(dialect)
+    driver = switches.driver(dialect)
+    driver.observe(ref)
+    if dialect == "sonic":
+        client = driver.exec._clients[ref.name]
+        return client.get_transport()
+    return driver.pool._conns[ref.name].remote_conn_pre.get_transport()
+
+
+@pytest.mark.parametrize("dialect", ["eos", "sonic"])
+def test_connections_send_small_packets_at_once_and_idle_quietly(
+    switches: Switches, dialect: str
+) -> None:
+    """The socket has TCP_NODELAY and the reader thread wakes every IDLE_WAKE seconds."""
+    transport = _transport(switches, dialect)
+    sock = transport.sock
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    assert sock.gettimeout() == IDLE_WAKE > 1.0
+
+
+def test_the_simulator_negotiates_the_key_exchange_a_switch_offers(
+    switches: Switches, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A switch's sshd (OpenSSH 9.2 era) offers no hybrid ML-KEM: paramiko, which
+    prefers ML-KEM when offered, settles on curve25519 with the simulator too."""
+    caplog.set_level(logging.DEBUG, logger="paramiko.transport")
+    transport = _transport(switches, "sonic")
+    agreed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Kex: ")]
+    assert agreed == ["Kex: curve25519-sha256@libssh.org"]  # paramiko's name for it
+    assert transport.preferred_kex[0] == "mlkem768x25519-sha256"
