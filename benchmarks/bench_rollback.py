@@ -3,6 +3,7 @@ whole completed rollout back, on 1,000 simulated switches and on a 4,096-node la
 
     .venv/bin/python benchmarks/bench_rollback.py [--switches 1000] [--ports 8]
         [--nodes 4096] [--concurrency 16] [--skip-switches] [--skip-lab]
+        [--base REV] [--this REV]
 
 Both parts run the library the way ``plumb rollout start`` and ``plumb rollback ID
 --emergency`` do: a fleet repo in a temporary directory with the rollout spec in its
@@ -51,28 +52,42 @@ each with its before-state). The specs declare no abort metrics (hard faults
 Printed per part: targets, changes per target, plan time, forward rollout wall time
 (``begin`` + ``drive``), emergency rollback wall time and throughput, and the
 concurrency of each (the forward rollout runs at ``--concurrency``, the CLI's
-default; the emergency rollback raises it to its own floor).
+default; the emergency rollback raises it to its own floor), with the CPU seconds the
+benchmark process and the simulator process spent in each phase (2 cores serve both).
+
+With ``--base REV`` the same parts also run on that earlier commit (``git archive``
+into a temporary folder, its own simulator included), right before this tree's, each
+tree in a fresh interpreter, and the figures are printed side by side; ``--this REV``
+measures a commit instead of the working tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import paramiko
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# The tree measured: this one, or an earlier commit's (see ``--base``).
+TREE = Path(os.environ.get("BENCH_ROLLBACK_TREE") or ROOT)
+sys.path.insert(0, str(TREE))
+sys.path.insert(1, str(ROOT))
 
+from benchmarks.baseline import checkout, describe, load_average  # noqa: E402
 from benchmarks.genfleet import generate_fleet  # noqa: E402
 from intent.fleet import Fleet, load_fleet  # noqa: E402
 from plumb.cmd_reconcile import make_plan  # noqa: E402
@@ -129,9 +144,29 @@ class InstantClock:
         return _EPOCH + timedelta(minutes=minutes)
 
 
+class CpuMeter:
+    """CPU seconds spent by this process and by the simulator process (if any)."""
+
+    sim_pid: int | None = None
+
+    @classmethod
+    def now(cls) -> tuple[float, float]:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        sim = 0.0
+        if cls.sim_pid is not None:
+            fields = Path(f"/proc/{cls.sim_pid}/stat").read_text().rsplit(")", 1)[1].split()
+            sim = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return own.ru_utime + own.ru_stime, sim
+
+    @classmethod
+    def since(cls, start: tuple[float, float]) -> tuple[float, float]:
+        end = cls.now()
+        return round(end[0] - start[0], 1), round(end[1] - start[1], 1)
+
+
 @dataclass(frozen=True)
 class Measured:
-    """One rollout and its emergency rollback."""
+    """One rollout and its emergency rollback; ``*_cpu`` is (this process, simulator)."""
 
     targets: int
     changes_per_target: float
@@ -142,6 +177,10 @@ class Measured:
     rollback_seconds: float
     rollback_concurrency: int
     restored: int
+    plan_cpu: tuple[float, float] = (0.0, 0.0)
+    forward_cpu: tuple[float, float] = (0.0, 0.0)
+    rollback_cpu: tuple[float, float] = (0.0, 0.0)
+    load: list[str] = field(default_factory=list)
 
 
 # -- the rollout and its rollback, as the CLI runs them ---------------------------------
@@ -156,6 +195,8 @@ class Forward:
     waves: int
     plan_seconds: float
     forward_seconds: float
+    plan_cpu: tuple[float, float]
+    forward_cpu: tuple[float, float]
 
 
 def start_and_drive(
@@ -176,14 +217,14 @@ def start_and_drive(
             if clock is not None:
                 runtime.clock = clock
             runtime.concurrency = concurrency
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), CpuMeter.now()
             observed = make_plan(context, runtime.targets, spec.targets.select, show_progress=False)
             planned = plan_rollout(fleet, spec, observed)
             if planned.unknown or observed.refused:
                 why = observed.refused or planned.unknown
                 raise SystemExit(f"{spec.name}: cannot start: {why}")
             changes = rollout_changes(observed, planned.selected, spec.targets.paths)
-            plan_seconds = time.perf_counter() - started
+            plan_seconds, plan_cpu = time.perf_counter() - started, CpuMeter.since(cpu)
             spec_rel = Path(loaded.doc.path).as_posix()
             provenance = Provenance(
                 spec_path=spec_rel,
@@ -192,22 +233,30 @@ def start_and_drive(
                 intent_commit=None,
                 actor=context.actor,
             )
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), CpuMeter.now()
             rollout = begin(runtime, planned, changes, provenance)
             status = drive(runtime, rollout)
-            forward = time.perf_counter() - started
+            forward, forward_cpu = time.perf_counter() - started, CpuMeter.since(cpu)
         if status is not RolloutStatus.completed:
             row = context.db.journal.get(rollout)
             raise SystemExit(f"{spec.name}: {status.value}: {row.reason if row else ''}")
-        return Forward(rollout, len(planned.targets), len(planned.reports), plan_seconds, forward)
+        return Forward(
+            rollout,
+            len(planned.targets),
+            len(planned.reports),
+            plan_seconds,
+            forward,
+            plan_cpu,
+            forward_cpu,
+        )
     finally:
         context.close()
 
 
-def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int]:
+def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int, tuple[float, float]]:
     """``plumb rollback ROLLOUT --emergency`` as a new process runs it: its own lease,
-    runtime and device connections. Returns wall seconds, the concurrency used and
-    how many targets were restored."""
+    runtime and device connections. Returns wall seconds, the concurrency used, how
+    many targets were restored and the CPU seconds spent (here, in the simulator)."""
     context = FleetContext(fleet, ACTOR, None)
     try:
         names = [t.device for t in context.db.journal.targets(rollout)]
@@ -215,7 +264,7 @@ def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int]:
             context.db.lease.held(context.holder, f"rollback {rollout}") as token,
             rollout_runtime(context, token, names, show=False) as runtime,
         ):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), CpuMeter.now()
             report = rollback(
                 runtime,
                 rollout,
@@ -223,11 +272,11 @@ def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int]:
                 emergency=True,
                 reason="benchmark: emergency rollback",
             )
-            elapsed = time.perf_counter() - started
+            elapsed, spent = time.perf_counter() - started, CpuMeter.since(cpu)
         if not report.ok:
             first = sorted(report.failed.items())[:3]
             raise SystemExit(f"{rollout}: rollback failed: {report.refused or first}")
-        return elapsed, runtime.concurrency, len(report.restored)
+        return elapsed, runtime.concurrency, len(report.restored), spent
     finally:
         context.close()
 
@@ -244,7 +293,12 @@ def roll_out_and_back(
     forward = start_and_drive(fleet, spec_name, concurrency, clock)
     per_target = _journal_check(fleet, forward.rollout, expect=TargetStatus.applied)
     after_rollout()
-    seconds, used, restored = emergency_rollback(fleet, forward.rollout)
+    print(
+        f"  rolled out in {forward.plan_seconds + forward.forward_seconds:.1f} s; "
+        "emergency rollback ...",
+        flush=True,
+    )
+    seconds, used, restored, spent = emergency_rollback(fleet, forward.rollout)
     _journal_check(fleet, forward.rollout, expect=TargetStatus.rolled_back)
     return Measured(
         targets=forward.targets,
@@ -256,6 +310,10 @@ def roll_out_and_back(
         rollback_seconds=seconds,
         rollback_concurrency=used,
         restored=restored,
+        plan_cpu=forward.plan_cpu,
+        forward_cpu=forward.forward_cpu,
+        rollback_cpu=spent,
+        load=[load_average()],
     )
 
 
@@ -367,8 +425,8 @@ def simulated_switches(fleet: Fleet, ports: int) -> list[DeviceSpec]:
         first, step = (1, 1) if dialect == "eos" else (0, 4)
         for port in range(ports):
             flat[f"interfaces/Ethernet{first + port * step}/mtu"] = 9216
-        for field in ("kmin_kb", "kmax_kb", "pmax_percent"):
-            flat[f"qos/ecn/{ECN_QUEUE}/{field}"] = getattr(ECN_BEFORE, field)
+        for setting in ("kmin_kb", "kmax_kb", "pmax_percent"):
+            flat[f"qos/ecn/{ECN_QUEUE}/{setting}"] = getattr(ECN_BEFORE, setting)
         initial = state_from_flat(flat, hostname=name, dialect=dialect, model=device.model)
         specs.append(DeviceSpec(name, dialect, USER, PASSWORD, initial, reboot_seconds=0.3))
     return specs
@@ -407,7 +465,7 @@ def point_drivers_at(repo: Path, sim: SimProcess, secrets: Path) -> dict[str, Pa
 
 
 def known_hosts_load_ms(path: Path, rounds: int = 5) -> float:
-    """What paramiko spends reading ``path``, which it does for every new connection."""
+    """What paramiko spends parsing ``path``."""
     started = time.perf_counter()
     for _ in range(rounds):
         paramiko.HostKeys(str(path))
@@ -444,6 +502,7 @@ def bench_switches(work: Path, count: int, ports: int, concurrency: int) -> Meas
     names = [d.name for d in devices]
     started = time.perf_counter()
     with serve(work / "sim", devices, timeout=600.0) as sim:
+        CpuMeter.sim_pid = sim.process.pid
         print(
             f"  simulator: {len(sim.devices)} switches listening after "
             f"{time.perf_counter() - started:.1f} s",
@@ -452,8 +511,9 @@ def bench_switches(work: Path, count: int, ports: int, concurrency: int) -> Meas
         known = point_drivers_at(repo, sim, work)
         lines = len(known["eos"].read_text().splitlines())
         print(
-            f"  paramiko reads a rule's known_hosts file ({lines} lines) for every new "
-            f"connection: {known_hosts_load_ms(known['eos']):.0f} ms each",
+            f"  a rule's known_hosts file ({lines} lines) takes "
+            f"{known_hosts_load_ms(known['eos']):.0f} ms to parse (paramiko and netmiko "
+            "parse it for every new connection unless the driver keeps it)",
             flush=True,
         )
         measured = roll_out_and_back(
@@ -464,6 +524,7 @@ def bench_switches(work: Path, count: int, ports: int, concurrency: int) -> Meas
             InstantClock(),
         )
         check_switches(sim, names, ECN_BEFORE, "after the rollback")
+        CpuMeter.sim_pid = None
     return measured
 
 
@@ -552,34 +613,36 @@ def bench_lab(work: Path, nodes: int, concurrency: int) -> Measured:
 # -- figures ----------------------------------------------------------------------------
 
 
+def _cpu(spent: tuple[float, float]) -> str:
+    return f"cpu {spent[0]:.0f} s here + {spent[1]:.0f} s simulator"
+
+
 def report(what: str, unit: str, measured: Measured) -> None:
     rate = measured.restored / measured.rollback_seconds
     print(f"  {what}: {measured.targets:,} targets, {measured.changes_per_target:g} changes each")
     print(
         f"  plan (observe + diff + rollout plan): {measured.plan_seconds:7.1f} s, "
-        f"{measured.waves} waves"
+        f"{measured.waves} waves  ({_cpu(measured.plan_cpu)})"
     )
     print(
         f"  forward rollout (begin + drive):      {measured.forward_seconds:7.1f} s  "
-        f"(concurrency {measured.forward_concurrency})"
+        f"(concurrency {measured.forward_concurrency}; {_cpu(measured.forward_cpu)})"
     )
     print(
         f"  emergency rollback:                   {measured.rollback_seconds:7.1f} s  "
         f"(concurrency {measured.rollback_concurrency}; {measured.restored:,} restored, "
-        f"verified) = {rate:,.1f} {unit}/s",
+        f"verified) = {rate:,.1f} {unit}/s  ({_cpu(measured.rollback_cpu)}; "
+        f"load {', '.join(measured.load)})",
         flush=True,
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--switches", type=int, default=1000)
-    parser.add_argument("--ports", type=int, default=8, help="ports per simulated switch")
-    parser.add_argument("--nodes", type=int, default=4096, help="a multiple of 4")
-    parser.add_argument("--concurrency", type=int, default=16, help="of the forward rollout")
-    parser.add_argument("--skip-switches", action="store_true")
-    parser.add_argument("--skip-lab", action="store_true")
-    args = parser.parse_args()
+PARTS = {"switches": "switches", "GPU nodes": "nodes"}
+
+
+def measure(args: argparse.Namespace) -> dict[str, Measured]:
+    """Every part not skipped, in this process, each reported as it ends."""
+    found: dict[str, Measured] = {}
     with tempfile.TemporaryDirectory(prefix="bench-rollback-") as tmp:
         work = Path(tmp)
         if not args.skip_switches:
@@ -591,18 +654,83 @@ def main() -> None:
                 f"{ECN_AFTER.kmin_kb}/{ECN_AFTER.kmax_kb}/{ECN_AFTER.pmax_percent}",
                 flush=True,
             )
-            report(
-                "switches",
-                "switches",
-                bench_switches(work, args.switches, args.ports, args.concurrency),
-            )
+            found["switches"] = bench_switches(work, args.switches, args.ports, args.concurrency)
+            report("switches", "switches", found["switches"])
         if not args.skip_lab:
             print(
                 f"{args.nodes:,}-node lab fleet: HX8 firmware {OLD_BUNDLE} -> {NEW_BUNDLE} "
                 "on every GPU node (drained, rebooted, acceptance)",
                 flush=True,
             )
-            report("GPU nodes", "nodes", bench_lab(work, args.nodes, args.concurrency))
+            found["GPU nodes"] = bench_lab(work, args.nodes, args.concurrency)
+            report("GPU nodes", "nodes", found["GPU nodes"])
+    return found
+
+
+def measure_tree(label: str, tree: Path, argv: list[str]) -> dict[str, Measured]:
+    """The parts on ``tree`` in a fresh interpreter; its output is passed through."""
+    print(f"== {label}", flush=True)
+    child = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *argv, "--json"],
+        env={**os.environ, "BENCH_ROLLBACK_TREE": str(tree)},
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    lines = child.stdout.rstrip("\n").splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    found: dict[str, dict[str, Any]] = json.loads(lines[-1])
+    return {part: _measured(fields) for part, fields in found.items()}
+
+
+def _measured(fields: dict[str, Any]) -> Measured:
+    cpu = {k: (float(v[0]), float(v[1])) for k, v in fields.items() if k.endswith("_cpu")}
+    return Measured(**(fields | cpu))
+
+
+def side_by_side(runs: dict[str, dict[str, Measured]]) -> None:
+    """One row per part, phase and tree."""
+    print()
+    print(f"{'part':10} {'phase':19} {'tree':5} {'wall s':>8} {'cpu here':>9} {'cpu sim':>8}")
+    phases = (("plan", "plan"), ("forward rollout", "forward"), ("emergency rollback", "rollback"))
+    for part in PARTS:
+        for title, key in phases:
+            for label, found in runs.items():
+                if part not in found:
+                    continue
+                m = found[part]
+                wall: float = getattr(m, f"{key}_seconds")
+                cpu: tuple[float, float] = getattr(m, f"{key}_cpu")
+                print(f"{part:10} {title:19} {label:5} {wall:8.1f} {cpu[0]:9.1f} {cpu[1]:8.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--switches", type=int, default=1000)
+    parser.add_argument("--ports", type=int, default=8, help="ports per simulated switch")
+    parser.add_argument("--nodes", type=int, default=4096, help="a multiple of 4")
+    parser.add_argument("--concurrency", type=int, default=16, help="of the forward rollout")
+    parser.add_argument("--skip-switches", action="store_true")
+    parser.add_argument("--skip-lab", action="store_true")
+    parser.add_argument("--base", default=None, help="Also measure this earlier commit.")
+    parser.add_argument("--this", default=None, help="Measure this commit, not the working tree.")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.base is None and args.this is None:
+        found = measure(args)
+        if args.json:
+            print(json.dumps({part: asdict(m) for part, m in found.items()}), flush=True)
+        return
+    argv = [a for a in sys.argv[1:] if a not in (args.base, args.this, "--base", "--this")]
+    runs: dict[str, dict[str, Measured]] = {}
+    with contextlib.ExitStack() as stack:
+        if args.base is not None:
+            print(f"base: {describe(args.base)}", flush=True)
+            runs["base"] = measure_tree("base", stack.enter_context(checkout(args.base)), argv)
+        this = ROOT if args.this is None else stack.enter_context(checkout(args.this))
+        print(f"this: {describe(args.this) if args.this else 'the working tree'}", flush=True)
+        runs["this"] = measure_tree("this", this, argv)
+    side_by_side(runs)
 
 
 if __name__ == "__main__":
