@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from intent.fleet import Fleet
+from inventory.index import Endpoint
 from inventory.models import Role
 from reconciler.invariants import Breach, breaches_on_ports
 from reconciler.settings import Change, State, apply_changes
@@ -123,22 +124,26 @@ def unprovable_links(fleet: Fleet, steps: Sequence[Step], unobserved: Collection
     port's prefix does not face this link; a device-wide one (DSCP map, ASN,
     remote-as) faces every link."""
     found: list[str] = []
+    if not unobserved:
+        return found
+    cabling = fleet.cabling
     for step in steps:
         if step.phase not in PAIR_PHASES:
             continue
         for device, changes in step.changes.items():
             host = fleet.devices[device].role is Role.gpu_node
-            for pl in fleet.cabling.ports(device):
-                if pl.peer.device not in unobserved:
+            for port, end in cabling.ends(device).items():
+                peer = cabling.end_device[end ^ 1]
+                if peer not in unobserved:
                     continue
-                prefix = f"{'nics' if host else 'interfaces'}/{pl.local.port}/"
+                prefix = f"{'nics' if host else 'interfaces'}/{port}/"
                 if any(
                     c.path.startswith(prefix) or not c.path.startswith(("nics/", "interfaces/"))
                     for c in changes
                 ):
                     found.append(
-                        f"{pl.local} changes in the {step.phase} step but its peer "
-                        f"{pl.peer.device} could not be observed"
+                        f"{Endpoint(device, port)} changes in the {step.phase} step but its peer "
+                        f"{peer} could not be observed"
                     )
     return found
 

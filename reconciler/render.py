@@ -20,6 +20,7 @@ switch                                             host (GPU node)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from intent.fleet import Fleet
@@ -163,18 +164,31 @@ def _render_ports(
         plan.prefixlen,
         plan.owner,
     )
-    suffixes = {"switch_port": "mtu", "host": "mtu", "rdma": "rdma_mtu"}
-    names = tuple(suffixes[layer] for layer in values.layers)
+    suffixes = tuple(_SUFFIX[layer] for layer in values.layers)
     for port, end in cabling.ends(name).items():
         layers, pfc = values.of(classes[end >> 1])
-        prefix = f"{kind}/{port}"
-        for suffix, layer in zip(names, layers, strict=True):
+        layer_paths, address_path, pfc_path = _port_paths(kind, port, suffixes)
+        for path, layer in zip(layer_paths, layers, strict=True):
             if layer is not None:
-                out[f"{prefix}/{suffix}"] = layer
+                out[path] = layer
         address, owned_by = packed[end], owner[end]
         if address >= 0 and owned_by is not None:
-            out[f"{prefix}/address"] = Owned(interface_text(address, prefixlen[end]), owned_by[0])
-        out[f"{prefix}/pfc_priorities"] = pfc
+            out[address_path] = Owned(interface_text(address, prefixlen[end]), owned_by[0])
+        out[pfc_path] = pfc
+
+
+_SUFFIX = {"switch_port": "mtu", "host": "mtu", "rdma": "rdma_mtu"}
+
+
+@functools.lru_cache(maxsize=16384)
+def _port_paths(
+    kind: str, port: str, suffixes: tuple[str, ...]
+) -> tuple[tuple[str, ...], str, str]:
+    """A port's setting paths: one per MTU layer, the address, the PFC set. Port names
+    repeat on every device of a model, so each path is written (and kept) once."""
+    prefix = f"{kind}/{port}"
+    layers = tuple(f"{prefix}/{suffix}" for suffix in suffixes)
+    return layers, f"{prefix}/address", f"{prefix}/pfc_priorities"
 
 
 def render_host(fleet: Fleet, device: Device) -> dict[str, Owned]:
