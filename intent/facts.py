@@ -121,17 +121,23 @@ def _merge_pools(
 
 def _pool_members(cabling: CablingIndex, link_class: LinkClass) -> list[int]:
     """The cables of one class in allocation order: by upper end, then lower end, each
-    device by name and its ports in natural order."""
+    device by name and its ports in natural order.
+
+    The index lists each device's ports in natural order already, so the cables of one
+    upper device need sorting only when two of its port names share a natural-order key.
+    """
     device, port, classes = cabling.end_device, cabling.end_port, cabling.link_class
     key = port_sort_key
-    members = [
-        index
-        for index, found in enumerate(classes)
-        if found is link_class and device[2 * index]  # refused cables have no ends
-    ]
-    members.sort(
-        key=lambda i: (device[2 * i + 1], key(port[2 * i + 1]), device[2 * i], key(port[2 * i]))
-    )
+    members: list[int] = []
+    for upper in sorted(cabling.devices()):
+        block = [
+            end >> 1
+            for end in cabling.ends(upper).values()
+            if end & 1 and classes[end >> 1] is link_class
+        ]
+        if upper in cabling.ties:
+            block.sort(key=lambda i: (key(port[2 * i + 1]), device[2 * i], key(port[2 * i])))
+        members += block
     return members
 
 

@@ -15,6 +15,7 @@ for callers that ask for them (:meth:`CablingIndex.ports`, :meth:`CablingIndex.a
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -101,10 +102,21 @@ class CablingIndex:
             if theirs is None:
                 theirs = by_device[b] = {}
             theirs[b_port] = end + 1
+        self.ties: set[str] = set()
+        """Devices with two port names of one natural-order key (``Ethernet1`` and
+        ``Ethernet01``): their order among themselves is the cables' order."""
         self._ports = {
-            device: dict(sorted(ports.items(), key=lambda item: port_sort_key(item[0])))
-            for device, ports in by_device.items()
+            device: self._in_port_order(device, ports) for device, ports in by_device.items()
         }
+
+    def _in_port_order(self, device: str, ports: dict[str, int]) -> dict[str, int]:
+        if len(ports) < 2:
+            return ports
+        names = sorted(ports, key=port_sort_key)  # stable: ties keep the cables' order
+        keys = list(map(port_sort_key, names))
+        if any(map(operator.eq, keys, keys[1:])):
+            self.ties.add(device)
+        return {name: ports[name] for name in names}
 
     def _refuse(
         self,

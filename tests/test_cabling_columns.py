@@ -146,3 +146,30 @@ def test_an_override_replaces_one_end_at_device_scope(orion: FleetCopy) -> None:
     assert fleet.addresses.text_at(fleet.cabling.end("leaf-r0", "Ethernet33") or 0) == "10.9.0.4/30"
     assert found.scope == DEVICE
     assert found.origin.line == 10
+
+
+def test_pool_order_breaks_port_name_ties_by_the_lower_end() -> None:
+    """Two port names of one natural-order key (Ethernet1, Ethernet01) on the upper device
+    are ordered by the lower end, as the full allocation key orders them."""
+    from intent.facts import _pool_members
+    from inventory.models import LinkClass
+
+    links = [
+        _link("l2", "E1", "s1", "Ethernet1"),
+        _link("l1", "E1", "s1", "Ethernet01"),
+        _link("l1", "E2", "s1", "Ethernet2"),
+        _link("l2", "E2", "l1", "Ethernet1"),
+    ]
+    index = _index(links)
+    assert index.ties == {"s1"}
+    members = _pool_members(index, LinkClass.leaf_spine)
+    expected = sorted(
+        range(len(links)),
+        key=lambda i: (
+            links[i].b,
+            port_sort_key(links[i].b_port),
+            links[i].a,
+            port_sort_key(links[i].a_port),
+        ),
+    )
+    assert members == expected == [3, 1, 0, 2]
