@@ -144,6 +144,7 @@ def test_import_writes_the_inventory_reimports_byte_for_byte_and_check_names_dri
     assert snapshot(repo) == before
 
 
+@pytest.mark.timeout(600)  # 68 cables: NetBox traces each one's path as it is created
 def test_a_fleet_pushed_to_netbox_imports_back_and_validates(
     netbox_url: str, tmp_path: Path
 ) -> None:
