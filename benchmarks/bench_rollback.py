@@ -33,11 +33,11 @@ each with its before-state). The specs declare no abort metrics (hard faults
    15, three changes per switch, in three waves. The bakes run on a virtual clock
    that does not sleep, so the wall times are device I/O and bookkeeping. The plan
    and the rollout share their SSH connections; the rollback opens its own, as a new
-   ``plumb rollback`` process must, so its time includes 1,000 SSH logins. paramiko
-   reads the rule's whole known_hosts file again for every new connection (the
-   figure is printed), so login cost grows with the fleet; with 1,000 persistent
-   connections their reader threads also cost CPU while idle. On the 2-core machine
-   this part takes about 18 minutes, most of it SSH logins. The switches are then
+   ``plumb rollback`` process must, so its time includes 1,000 SSH logins (the
+   time to parse a rule's known_hosts file is printed: the drivers parse it once per
+   file version, paramiko and netmiko alone would for every login). On the 2-core
+   machine this part takes about 3 minutes (18 before the SSH layer was made cheap:
+   see docs/drivers.md, "Many switches at once"). The switches are then
    read back from the simulator's own per-device records (not through plumb's
    drivers): all at the new thresholds after the rollout, all at the old ones after
    the rollback.
