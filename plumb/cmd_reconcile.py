@@ -67,7 +67,7 @@ ConcurrencyOpt = Annotated[
     typer.Option(
         min=1,
         max=256,
-        help="Devices talked to at once, per driver (EOS, SONiC and hosts run side by side).",
+        help="Devices talked to at once (EOS, SONiC and hosts side by side, sharing it).",
     ),
 ]
 

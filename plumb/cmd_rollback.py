@@ -63,7 +63,7 @@ def rollback_command(
         typer.Option(
             min=1,
             max=256,
-            help="Devices restored at once, per driver (--emergency: at least 64).",
+            help="Devices restored at once (--emergency: at least 64).",
         ),
     ] = 16,
 ) -> None:

@@ -84,10 +84,11 @@ def observe_all(
     concurrency: int = 16,
     on_done: Callable[[Observation], None] | None = None,
 ) -> dict[str, Observation]:
-    """Observe every named device, each driver with its own bulk read and bounded
-    concurrency, the drivers at the same time (EOS and SONiC switches and GPU nodes
-    are different devices: one kind need not wait for another); errors become
-    observations, never exceptions."""
+    """Observe every named device, each driver with its own bulk read, the drivers at
+    the same time (EOS and SONiC switches and GPU nodes are different devices: one
+    kind need not wait for another) sharing ``concurrency`` in proportion to their
+    devices, so that no more devices are talked to at once than in an apply; errors
+    become observations, never exceptions."""
     groups: dict[int, tuple[Driver, list[DeviceRef]]] = {}
     for name in names:
         driver = targets.driver(name)
@@ -95,9 +96,12 @@ def observe_all(
     observations: dict[str, Observation] = {}
     lock = threading.Lock()
 
+    total = sum(len(refs) for _, refs in groups.values())
+
     def observe_group(group: tuple[Driver, list[DeviceRef]]) -> None:
         driver, refs = group
-        for name, found in driver.observe_many(refs, concurrency).items():
+        share = max(1, concurrency * len(refs) // max(1, total))
+        for name, found in driver.observe_many(refs, share).items():
             if isinstance(found, DeviceError):
                 obs = Observation(name, None, f"{type(found).__name__}: {found.detail}")
             else:
