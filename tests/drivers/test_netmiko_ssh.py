@@ -12,7 +12,7 @@ import socket
 import paramiko
 import pytest
 
-from reconciler.drivers.netmiko_ssh import IDLE_WAKE, known_hosts
+from reconciler.drivers.netmiko_ssh import IDLE_WAKE, connection_class, known_hosts
 from reconciler.errors import HostKeyMismatch
 from tests.drivers.conftest import Switches
 
@@ -87,3 +87,15 @@ def test_the_simulator_negotiates_the_key_exchange_a_switch_offers(
     agreed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Kex: ")]
     assert agreed == ["Kex: curve25519-sha256@libssh.org"]  # paramiko's name for it
     assert transport.preferred_kex[0] == "mlkem768x25519-sha256"
+
+
+def test_ansi_codes_are_still_stripped_and_plain_output_passes_untouched() -> None:
+    """EOS output with escape codes loses them as netmiko would strip them; output
+    without any comes back as it was."""
+    conn = connection_class("arista_eos")(
+        host="192.0.2.1", username="u", password="p", device_type="arista_eos", auto_connect=False
+    )
+    coloured = "\x1b[2Kleaf-1#show version\x1b[00;32m\nArista\x1b[0m\n"
+    assert conn.strip_ansi_escape_codes(coloured) == "leaf-1#show version\nArista\n"
+    plain = "leaf-1#show version\nArista DCS-7060DX5-64S\n"
+    assert conn.strip_ansi_escape_codes(plain) is plain
