@@ -11,7 +11,7 @@ short of samples holds, and baking it again holds again. :func:`unjudgeable` fin
 those waves before a rollout starts (``rollout plan`` warns at the metric's line),
 :func:`short_metrics` names them in a held wave's evidence so the hold can say that
 resuming will not help. Both follow the executor's rules in
-:mod:`rollouts.execute` (``earlier_changed``, ``controls_for``, ``_floors``).
+:mod:`rollouts.assessing` (``earlier_changed``, ``controls_for``, ``control_floors``).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def group_sizes(sizes: Sequence[int], need: int) -> list[Groups]:
 
 
 def aa_split(judged: int, controls: int) -> tuple[int, int]:
-    """The two A/A groups the controls are split into (see ``execute._floors``)."""
+    """The two A/A groups the controls are split into (see ``assessing.control_floors``)."""
     first = max(1, min(judged, controls // 2))
     return min(first, controls), max(0, controls - first)
 

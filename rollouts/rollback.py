@@ -31,12 +31,12 @@ from reconciler.state.journal import (
     TargetStatus,
     WaveStatus,
 )
+from rollouts.assessing import at
 from rollouts.draining import drain_nodes, return_nodes
 from rollouts.execute import (
     RolloutStopped,
     acceptance_tests,
     apply_through,
-    at,
     drained_gang_gpus,
     needs_reboot,
     observe,
