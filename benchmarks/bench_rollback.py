@@ -2,7 +2,8 @@
 whole completed rollout back, on 1,000 simulated switches and on a 4,096-node lab fleet.
 
     .venv/bin/python benchmarks/bench_rollback.py [--switches 1000] [--ports 8]
-        [--nodes 4096] [--concurrency 16] [--skip-switches] [--skip-lab]
+        [--nodes 4096] [--concurrency 16] [--rollback-concurrency N]
+        [--skip-switches] [--skip-lab]
         [--base REV] [--this REV]
 
 Both parts run the library the way ``plumb rollout start`` and ``plumb rollback ID
@@ -253,10 +254,13 @@ def start_and_drive(
         context.close()
 
 
-def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int, tuple[float, float]]:
+def emergency_rollback(
+    fleet: Fleet, rollout: str, concurrency: int | None
+) -> tuple[float, int, int, tuple[float, float]]:
     """``plumb rollback ROLLOUT --emergency`` as a new process runs it: its own lease,
-    runtime and device connections. Returns wall seconds, the concurrency used, how
-    many targets were restored and the CPU seconds spent (here, in the simulator)."""
+    runtime and device connections, at ``concurrency`` (None: the emergency floor).
+    Returns wall seconds, the concurrency used, how many targets were restored and
+    the CPU seconds spent (here, in the simulator)."""
     context = FleetContext(fleet, ACTOR, None)
     try:
         names = [t.device for t in context.db.journal.targets(rollout)]
@@ -264,6 +268,10 @@ def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int, tup
             context.db.lease.held(context.holder, f"rollback {rollout}") as token,
             rollout_runtime(context, token, names, show=False) as runtime,
         ):
+            # a tree from before the keyword existed is measured at its own floor
+            floor: dict[str, Any] = {}
+            if concurrency is not None:
+                floor["emergency_concurrency"] = concurrency
             started, cpu = time.perf_counter(), CpuMeter.now()
             report = rollback(
                 runtime,
@@ -271,6 +279,7 @@ def emergency_rollback(fleet: Fleet, rollout: str) -> tuple[float, int, int, tup
                 scope=RollbackScope.rollout,
                 emergency=True,
                 reason="benchmark: emergency rollback",
+                **floor,
             )
             elapsed, spent = time.perf_counter() - started, CpuMeter.since(cpu)
         if not report.ok:
@@ -287,6 +296,7 @@ def roll_out_and_back(
     concurrency: int,
     after_rollout: Callable[[], None],
     clock: BakeClock | None = None,
+    rollback_concurrency: int | None = None,
 ) -> Measured:
     """Start and drive ``spec_name``, check the devices with ``after_rollout`` (not
     timed), then roll every target back at once; the journal is checked after each."""
@@ -298,7 +308,9 @@ def roll_out_and_back(
         "emergency rollback ...",
         flush=True,
     )
-    seconds, used, restored, spent = emergency_rollback(fleet, forward.rollout)
+    seconds, used, restored, spent = emergency_rollback(
+        fleet, forward.rollout, rollback_concurrency
+    )
     _journal_check(fleet, forward.rollout, expect=TargetStatus.rolled_back)
     return Measured(
         targets=forward.targets,
@@ -494,7 +506,9 @@ def check_switches(sim: SimProcess, names: list[str], want: EcnQueue, when: str)
         raise SystemExit(f"{when}: {len(wrong)} switch(es) not at {expected}: {wrong[:5]}")
 
 
-def bench_switches(work: Path, count: int, ports: int, concurrency: int) -> Measured:
+def bench_switches(
+    work: Path, count: int, ports: int, concurrency: int, rollback_concurrency: int | None
+) -> Measured:
     repo = work / "switch-fleet"
     write_switch_fleet(repo, count)
     fleet = load_fleet(repo)
@@ -522,6 +536,7 @@ def bench_switches(work: Path, count: int, ports: int, concurrency: int) -> Meas
             concurrency,
             lambda: check_switches(sim, names, ECN_AFTER, "after the rollout"),
             InstantClock(),
+            rollback_concurrency,
         )
         check_switches(sim, names, ECN_BEFORE, "after the rollback")
         CpuMeter.sim_pid = None
@@ -581,7 +596,9 @@ def write_lab_spec(repo: Path) -> None:
     )
 
 
-def bench_lab(work: Path, nodes: int, concurrency: int) -> Measured:
+def bench_lab(
+    work: Path, nodes: int, concurrency: int, rollback_concurrency: int | None
+) -> Measured:
     repo = work / "lab-fleet"
     started = time.perf_counter()
     summary = generate_fleet(repo, nodes)
@@ -605,6 +622,7 @@ def bench_lab(work: Path, nodes: int, concurrency: int) -> Measured:
             "firmware-hx8-fast",
             concurrency,
             lambda: check_lab(store, gpu, dict.fromkeys(gpu, new), "after the rollout"),
+            rollback_concurrency=rollback_concurrency,
         )
         check_lab(store, gpu, before, "after the rollback")
     return measured
@@ -654,7 +672,9 @@ def measure(args: argparse.Namespace) -> dict[str, Measured]:
                 f"{ECN_AFTER.kmin_kb}/{ECN_AFTER.kmax_kb}/{ECN_AFTER.pmax_percent}",
                 flush=True,
             )
-            found["switches"] = bench_switches(work, args.switches, args.ports, args.concurrency)
+            found["switches"] = bench_switches(
+                work, args.switches, args.ports, args.concurrency, args.rollback_concurrency
+            )
             report("switches", "switches", found["switches"])
         if not args.skip_lab:
             print(
@@ -662,7 +682,9 @@ def measure(args: argparse.Namespace) -> dict[str, Measured]:
                 "on every GPU node (drained, rebooted, acceptance)",
                 flush=True,
             )
-            found["GPU nodes"] = bench_lab(work, args.nodes, args.concurrency)
+            found["GPU nodes"] = bench_lab(
+                work, args.nodes, args.concurrency, args.rollback_concurrency
+            )
             report("GPU nodes", "nodes", found["GPU nodes"])
     return found
 
@@ -710,6 +732,12 @@ def main() -> None:
     parser.add_argument("--ports", type=int, default=8, help="ports per simulated switch")
     parser.add_argument("--nodes", type=int, default=4096, help="a multiple of 4")
     parser.add_argument("--concurrency", type=int, default=16, help="of the forward rollout")
+    parser.add_argument(
+        "--rollback-concurrency",
+        type=int,
+        default=None,
+        help="of the emergency rollback (default: its own floor, EMERGENCY_CONCURRENCY)",
+    )
     parser.add_argument("--skip-switches", action="store_true")
     parser.add_argument("--skip-lab", action="store_true")
     parser.add_argument("--base", default=None, help="Also measure this earlier commit.")

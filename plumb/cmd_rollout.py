@@ -252,6 +252,7 @@ def launch(
                 declaration,
                 select=select,
                 warn=lambda line: typer.echo(line, err=True),
+                concurrency=concurrency,
             )
         except NothingToStart as exc:
             typer.echo(str(exc))

@@ -57,9 +57,11 @@ def begin_rollout(
     *,
     select: str,
     warn: Callable[[str], None],
+    concurrency: int = 16,
 ) -> Begun:
     """Plan ``loaded`` against the observed fleet and journal it; the caller holds the
-    lease (``token``) and checked the selection and that no rollout is active."""
+    lease (``token``) and checked the selection and that no rollout is active; the
+    plan observes ``concurrency`` devices at a time."""
     from rollouts.judgeable import unjudgeable
     from rollouts.planning import NothingToRollOut, plan_rollout, rollout_changes
     from rollouts.start import Provenance, begin
@@ -68,7 +70,7 @@ def begin_rollout(
     spec_rel = Path(loaded.doc.path).as_posix()
     targets = context.targets()
     try:
-        observed = make_plan(context, targets, select, show_progress=False)
+        observed = make_plan(context, targets, select, show_progress=False, concurrency=concurrency)
     finally:
         targets.close()
     if observed.refused:

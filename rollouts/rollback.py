@@ -276,10 +276,12 @@ def rollback(
     emergency: bool = False,
     only_safe: bool = False,
     reason: str,
+    emergency_concurrency: int = EMERGENCY_CONCURRENCY,
 ) -> RollbackReport:
     """Restore, verify and pin; see the module docstring for the scopes. A rollback
     with nothing left to restore changes nothing: not the status, not the reason,
-    not the pins."""
+    not the pins. ``emergency`` raises the runtime's concurrency to at least
+    ``emergency_concurrency``."""
     ctx = load_context(rt, rollout)
     journal = rt.db.journal
     rows = journal.targets(rollout)
@@ -309,7 +311,7 @@ def rollback(
     )
     rt.reporter.message(f"rollback ({report.scope}): {len(chosen)} target(s) to restore")
     if emergency:
-        rt.concurrency = max(rt.concurrency, EMERGENCY_CONCURRENCY)
+        rt.concurrency = max(rt.concurrency, emergency_concurrency)
         batches = [todo] if todo else []
     else:
         by_wave: dict[int, list[TargetRow]] = {}
