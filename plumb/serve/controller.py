@@ -12,6 +12,7 @@ an unreachable state database or a git error.
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
@@ -52,6 +53,16 @@ SERVE_PURPOSE = "serve"
 AUDIT_CURSOR = "notices.audit_seq"
 OLD_LEASE_CURSOR = "notices.old_lease_token"
 APPLIED = Outcome.applied
+
+
+def _collect_after_load() -> None:
+    """Loading a fleet freezes what exists out of the cyclic collector's sight (a
+    one-shot command never scans it again). A controller loads every pass: hand the
+    frozen objects back and collect, or cyclic garbage from earlier turns (tracebacks,
+    closed transports) would stay frozen for the life of the process."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
 
 
 def log(message: str) -> None:
@@ -158,6 +169,8 @@ class Controller:
         except (StateError, FencedOut, Frozen, LeaseHeld, PollError, InputError) as exc:
             self.status.last_error = f"{type(exc).__name__}: {exc}"
             log(f"turn failed: {self.status.last_error}")
+        finally:
+            _collect_after_load()
         self._refresh_metrics()
 
     def _turn(self) -> None:
