@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-import plumb.cmd_reconcile as cmd_reconcile
-import rollouts.execute as execute
+from reconciler.loop import apply_plan, observe_all
 from reconciler.state.journal import RolloutStatus, TargetStatus
 from rollouts.execute import drive
 from rollouts.rollback import EMERGENCY_CONCURRENCY, rollback
@@ -28,13 +27,12 @@ def test_rollout_start_observes_at_the_given_concurrency(
     fleet: GitFleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     widths: list[int] = []
-    real = cmd_reconcile.observe_all
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         widths.append(kwargs["concurrency"])
-        return real(*args, **kwargs)
+        return observe_all(*args, **kwargs)
 
-    monkeypatch.setattr(cmd_reconcile, "observe_all", recording)
+    monkeypatch.setattr("plumb.cmd_reconcile.observe_all", recording)
     run = fleet.plumb("rollout", "start", FIRMWARE, ".", "--concurrency", "5")
     assert run.exit_code == 0, run.stdout + run.stderr
     assert widths == [5]
@@ -46,20 +44,22 @@ def test_an_emergency_rollback_restores_at_its_floor_or_the_given_one(
 ) -> None:
     rollout = journaled(fleet, monkeypatch)
     widths: list[int] = []
-    real = execute.apply_plan
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         widths.append(kwargs["concurrency"])
-        return real(*args, **kwargs)
+        return apply_plan(*args, **kwargs)
 
     with runtime(fleet) as (_, rt):
         rt.concurrency = 2
         assert drive(rt, rollout) is RolloutStatus.completed
-        monkeypatch.setattr(execute, "apply_plan", recording)
-        floor = {} if given is None else {"emergency_concurrency": given}
-        report = rollback(
-            rt, rollout, scope=RollbackScope.rollout, emergency=True, reason="test", **floor
-        )
+        monkeypatch.setattr("rollouts.execute.apply_plan", recording)
+        scope = RollbackScope.rollout
+        if given is None:
+            report = rollback(rt, rollout, scope=scope, emergency=True, reason="test")
+        else:
+            report = rollback(
+                rt, rollout, scope=scope, emergency=True, reason="test", emergency_concurrency=given
+            )
     assert report.ok and report.restored
     assert widths == [EMERGENCY_CONCURRENCY if given is None else given]
     assert {t.status for t in fleet.targets(rollout)} == {TargetStatus.rolled_back}
