@@ -13,11 +13,17 @@ from urllib.parse import urlsplit
 
 from reconciler.state.db import StateDB
 from reconciler.state.dbfile import StateError
+from reconciler.state.outbox import Pending
 
 TIMEOUT_SECONDS = 10.0
 
 
-def post_json(url: str, payload: object, timeout: float = TIMEOUT_SECONDS) -> None:
+def post_json(
+    url: str,
+    payload: object,
+    timeout: float = TIMEOUT_SECONDS,
+    headers: Mapping[str, str] | None = None,
+) -> None:
     """POST ``payload`` as JSON; raises OSError or ValueError unless answered 2xx."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -27,13 +33,26 @@ def post_json(url: str, payload: object, timeout: float = TIMEOUT_SECONDS) -> No
     try:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         body = json.dumps(payload).encode()
-        conn.request("POST", path, body, {"Content-Type": "application/json"})
+        conn.request("POST", path, body, {"Content-Type": "application/json", **(headers or {})})
         response = conn.getresponse()
         response.read()
         if not 200 <= response.status < 300:
             raise ValueError(f"answered {response.status} {response.reason}")
     finally:
         conn.close()
+
+
+NOTICE_ID_HEADER = "X-Plumb-Notice-Id"
+
+
+def with_id(notice: Pending) -> dict[str, object]:
+    """The payload as sent. Delivery is at least once: a controller killed between a
+    receiver's 2xx and marking the notice delivered sends it again after restart, with
+    the same outbox id (header ``X-Plumb-Notice-Id``, and ``id`` in JSON payloads) so a
+    receiver can drop the repeat. Slack payloads keep Slack's own shape."""
+    if notice.format == "slack":
+        return dict(notice.payload)
+    return {**notice.payload, "id": notice.id}
 
 
 def deliver_due(db: StateDB, environ: Mapping[str, str] = os.environ) -> tuple[int, int]:
@@ -44,7 +63,7 @@ def deliver_due(db: StateDB, environ: Mapping[str, str] = os.environ) -> tuple[i
         try:
             if not url:
                 raise ValueError(f"${notice.target} is not set")
-            post_json(url, notice.payload)
+            post_json(url, with_id(notice), headers={NOTICE_ID_HEADER: str(notice.id)})
         except (OSError, ValueError, http.client.HTTPException) as exc:
             db.outbox.failed(notice.id, notice.attempts, f"{type(exc).__name__}: {exc}")
             failed += 1

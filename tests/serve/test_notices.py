@@ -16,6 +16,7 @@ from reconciler.state.db import StateDB, open_state_db
 from reconciler.state.location import open_state
 from reconciler.state.outbox import MAX_BACKOFF_SECONDS, backoff
 from tests.fleetcopy import FleetCopy
+from tests.serve.servefleet import Receiver
 
 NOTIFY = """
 serve:
@@ -88,6 +89,32 @@ def test_failed_delivery_backs_off_and_keeps_the_notice(
     assert db.outbox.undelivered() == 1
     assert db.outbox.due() == []  # backing off
     assert deliver_due(db, {}) == (0, 0)
+
+
+def test_a_repeated_delivery_carries_the_same_id(
+    controller: Controller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Delivered but not marked (the process died in between): sent again after the
+    restart with the same id, so the receiver can tell it is the same notice; a Slack
+    payload keeps Slack's shape."""
+    db = controller.db
+    with db.transaction() as conn:
+        db.outbox.add(conn, event="abort", target="J", format="json", payload={"x": 1})
+        db.outbox.add(conn, event="abort", target="S", format="slack", payload={"text": "t"})
+    receiver = Receiver()
+    url = receiver.start()
+    environ = {"J": f"{url}/json", "S": f"{url}/slack"}
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(db.outbox, "delivered", lambda id: None)  # the mark is lost
+            assert deliver_due(db, environ) == (2, 0)
+        assert deliver_due(db, environ) == (2, 0)
+        assert deliver_due(db, environ) == (0, 0)
+    finally:
+        receiver.stop()
+    first, again = receiver.events("/json")
+    assert first == again and first["x"] == 1 and isinstance(first["id"], int)
+    assert receiver.events("/slack") == [{"text": "t"}, {"text": "t"}]
 
 
 def test_backoff_doubles_up_to_a_limit() -> None:
