@@ -16,7 +16,6 @@ Messages never contain the token.
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from pynetbox.core.query import ContentError, Request, RequestError
 from requests import PreparedRequest, Response
 
 from inventory.netbox_map import NetboxData
+from inventory.secretfile import SecretFileError, first_line
 
 PAGE = 1000
 # Only what the mapping reads (NetBox >= 4.0's ``fields`` parameter): an interface's
@@ -157,21 +157,9 @@ def read_token(token_file: Path | None, env_name: str, environ: Mapping[str, str
             )
         return token
     try:
-        mode = token_file.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise NetboxTokenError(f"token file {token_file} is not a regular file")
-        if mode & 0o077:
-            raise NetboxTokenError(
-                f"token file {token_file} has mode {stat.S_IMODE(mode):04o}: a file holding"
-                f" an API token must be readable by its owner only; run `chmod 600 {token_file}`"
-            )
-        lines = token_file.read_text(encoding="utf-8").strip().splitlines()
-    except OSError as exc:
-        raise NetboxTokenError(
-            f"cannot read token file {token_file}: {exc.strerror or exc}"
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise NetboxTokenError(f"token file {token_file} is not UTF-8 text") from exc
-    if not lines or not lines[0].strip():
+        token = first_line(token_file, "token file", "an API token")
+    except SecretFileError as exc:
+        raise NetboxTokenError(str(exc)) from exc
+    if not token:
         raise NetboxTokenError(f"token file {token_file} is empty")
-    return lines[0].strip()
+    return token

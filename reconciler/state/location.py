@@ -10,12 +10,12 @@ never from the repo: it may carry a password, and the repo is read by many.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
 from intent.models import PlumbConfig, StateConfig
+from inventory.secretfile import SecretFileError, first_line
 from reconciler.state.db import StateDB, open_state_db, utc_now
 from reconciler.state.dbfile import StateError
 
@@ -48,18 +48,10 @@ def state_url(root: Path, state: StateConfig, environ: Mapping[str, str] = os.en
         )
     path = root / Path(state.url_file).expanduser()
     try:
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise StateError(f"state.url_file {path} is not a regular file")
-        if mode & 0o077:
-            raise StateError(
-                f"state.url_file {path} has mode {stat.S_IMODE(mode):04o}: a file holding the"
-                f" state URL must be readable by its owner only; run `chmod 600 {path}`"
-            )
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise StateError(f"cannot read state.url_file {path}: {exc.strerror or exc}") from exc
-    return _checked_url(text.strip().splitlines()[0] if text.strip() else "", str(path))
+        url = first_line(path, "state.url_file", "the state URL")
+    except SecretFileError as exc:
+        raise StateError(str(exc)) from exc
+    return _checked_url(url, str(path))
 
 
 def _checked_url(url: str, source: str) -> str:
