@@ -91,16 +91,13 @@ sys.path.insert(1, str(ROOT))
 from benchmarks.baseline import checkout, describe, load_average  # noqa: E402
 from benchmarks.genfleet import generate_fleet  # noqa: E402
 from intent.fleet import Fleet, load_fleet  # noqa: E402
-from plumb.cmd_reconcile import make_plan  # noqa: E402
-from plumb.context import FleetContext  # noqa: E402
-from plumb.rolloutrt import rollout_runtime  # noqa: E402
-from reconciler.drivers.lab import create_lab  # noqa: E402
-from reconciler.lab import lab_db_path  # noqa: E402
+from lab.driver import create_lab  # noqa: E402
+from lab.fleet import lab_db_path  # noqa: E402
+from lab.store import LabStore  # noqa: E402
 from reconciler.render import render_device  # noqa: E402
 from reconciler.select import select_devices  # noqa: E402
 from reconciler.settings import Scalar, as_desired_state  # noqa: E402
 from reconciler.state.journal import RolloutStatus, TargetStatus  # noqa: E402
-from reconciler.state.labdb import LabStore  # noqa: E402
 from rollouts.execute import drive  # noqa: E402
 from rollouts.load import load_rollout  # noqa: E402
 from rollouts.planning import plan_rollout, rollout_changes  # noqa: E402
@@ -108,6 +105,9 @@ from rollouts.rollback import rollback  # noqa: E402
 from rollouts.runtime import BakeClock  # noqa: E402
 from rollouts.spec import RollbackScope  # noqa: E402
 from rollouts.start import Provenance, begin  # noqa: E402
+from service.context import FleetContext  # noqa: E402
+from service.planning import make_plan  # noqa: E402
+from service.runtime import rollout_runtime  # noqa: E402
 from tests.drivers.simflat import state_from_flat  # noqa: E402
 from tests.switchsim import DeviceSpec, EcnQueue, SwitchState  # noqa: E402
 from tests.switchsim.sonic_db import project  # noqa: E402
@@ -213,13 +213,13 @@ def start_and_drive(
     try:
         with (
             context.db.lease.held(context.holder, f"rollout {spec.name}") as token,
-            rollout_runtime(context, token, selected, show=False) as runtime,
+            rollout_runtime(context, token, selected) as runtime,
         ):
             if clock is not None:
                 runtime.clock = clock
             runtime.concurrency = concurrency
             started, cpu = time.perf_counter(), CpuMeter.now()
-            observed = make_plan(context, runtime.targets, spec.targets.select, show_progress=False)
+            observed = make_plan(context, runtime.targets, spec.targets.select)
             planned = plan_rollout(fleet, spec, observed)
             if planned.unknown or observed.refused:
                 why = observed.refused or planned.unknown
@@ -266,7 +266,7 @@ def emergency_rollback(
         names = [t.device for t in context.db.journal.targets(rollout)]
         with (
             context.db.lease.held(context.holder, f"rollback {rollout}") as token,
-            rollout_runtime(context, token, names, show=False) as runtime,
+            rollout_runtime(context, token, names) as runtime,
         ):
             # a tree from before the keyword existed is measured at its own floor
             floor: dict[str, Any] = {}

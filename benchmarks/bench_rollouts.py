@@ -31,14 +31,14 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.genfleet import generate_fleet  # noqa: E402
 from intent.fleet import Fleet, load_fleet  # noqa: E402
-from reconciler.labmetrics import Defect, Signal, Window, series, target_attributes  # noqa: E402
+from lab.metrics import Defect, Signal, Window, series, target_attributes  # noqa: E402
+from lab.source import inventory_attributes  # noqa: E402
 from reconciler.settings import Change, Scalar  # noqa: E402
 from rollouts.assess import assess_wave, measure_noise_floor  # noqa: E402
 from rollouts.evidence import Decision  # noqa: E402
 from rollouts.load import load_rollout  # noqa: E402
 from rollouts.planning import plan_changes  # noqa: E402
 from rollouts.price import lower_bound, wave_stall  # noqa: E402
-from rollouts.sources.lab import inventory_attributes  # noqa: E402
 from rollouts.spec import HardFault, RolloutSpec  # noqa: E402
 from rollouts.topology import seats  # noqa: E402
 

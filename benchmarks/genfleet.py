@@ -404,6 +404,9 @@ class _Render:
             "defaults:\n"
             f"  link_speed_gbps: {BACKEND_GBPS}     # backend cables that state no speed\n"
             f'description: "{description}"\n'
+            "drivers:                   # which driver reaches which device (first match wins)\n"
+            "  - driver: lab            # the embedded simulated fleet (`plumb lab init`);"
+            " see docs/drivers.md\n"
         )
 
     def racks(self) -> str:

@@ -120,9 +120,9 @@ def run_child(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> dict
 
 def make_lab(repo: Path, *, at_intent: bool) -> None:
     from intent.fleet import load_fleet
-    from reconciler.drivers.lab import create_lab
-    from reconciler.lab import lab_db_path
-    from reconciler.state.labdb import LabStore
+    from lab.driver import create_lab
+    from lab.fleet import lab_db_path
+    from lab.store import LabStore
 
     fleet = load_fleet(repo)
     store = LabStore(lab_db_path(fleet))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reconciler.state.journal import Pin, RolloutRow, TargetRow, WaveRow
+from reconciler.state.journal_approvals import ApprovalRow
 
 ROLLOUT_STATUS_SCHEMA = "plumb.rollout-status/v1"
 NAMES_SHOWN = 8
@@ -241,3 +242,31 @@ def list_text(rows: Sequence[RolloutRow], waves: dict[str, list[WaveRow]]) -> st
             f"{row.updated_at[:25]:<25} {(row.reason or '')[:80]}"
         )
     return "\n".join(out) + "\n"
+
+
+def queued_text(queued: list[ApprovalRow]) -> str:
+    """``rollout list``: the approvals waiting to start, in order."""
+    if not queued:
+        return ""
+    lines = [f"queued for plumb serve ({len(queued)}), in the order they start:"]
+    for place, a in enumerate(queued, 1):
+        lines.append(
+            f"  {place}. {a.spec_path} approved by {a.actor} at {a.approved_at[:25]}"
+            f" (approval {a.id})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def queued_json(queued: list[ApprovalRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "approval": a.id,
+            "place": place,
+            "spec": a.spec_path,
+            "spec_sha256": a.spec_sha256,
+            "spec_commit": a.spec_commit,
+            "approved_by": a.actor,
+            "approved_at": a.approved_at,
+        }
+        for place, a in enumerate(queued, 1)
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,6 +13,7 @@ from plumb.lazycli import LazyGroup
 
 if TYPE_CHECKING:
     from intent.fleet import Fleet
+    from service.context import FleetContext
 
 CONFIG_FILE = "plumb.yaml"  # intent.fleet's name for it, kept here so start-up imports no models
 
@@ -121,3 +124,12 @@ def load_or_exit(root: Path) -> Fleet:
 def check_format(format: str, allowed: tuple[str, ...] = ("text", "json")) -> None:
     if format not in allowed:
         raise fail(f"unknown format {format!r} (choose from {', '.join(allowed)})")
+
+
+@contextmanager
+def fleet_context(path: Path) -> Iterator[FleetContext]:
+    """The service context of the fleet repo a command names (problems printed, exit 2)."""
+    from service.context import open_context
+
+    with open_context(load_or_exit(path)) as context:
+        yield context

@@ -19,6 +19,7 @@ import typer
 from inventory.problems import InputError
 from plumb.app import FormatOpt, PathArg, app, check_format, fleet_root, load_or_exit
 from reconciler.state.dbfile import StateError, state_file_error
+from service.errors import ServiceError
 
 if TYPE_CHECKING:
     from ci.outcome import ValidateOutcome
@@ -151,6 +152,9 @@ def main() -> None:
     except StateError as exc:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(bad_input)
+    except ServiceError as exc:
+        sys.stderr.write(f"error: {exc.message}\n")
+        sys.exit(bad_input if exc.code == 2 else exc.code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)

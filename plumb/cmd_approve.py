@@ -12,11 +12,11 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import PathArg, fail
+from plumb.app import PathArg, fail, fleet_context
 from plumb.cmd_rollout import IdArg, _load_spec, rollout_app
-from plumb.context import FleetContext, fleet_context
 from reconciler.state.journal import RolloutRow, WaveStatus
 from reconciler.state.journal_approvals import ApprovalKind, ApprovalState, NewApproval
+from service.context import FleetContext
 
 
 def _record_approval(context: FleetContext, new: NewApproval, event: str) -> None:

@@ -36,17 +36,17 @@ from rich.console import Console
 from rich.table import Table
 
 from intent.fleet import load_fleet
+from lab.clock import attach_defect
+from lab.driver import create_lab
+from lab.fleet import lab_db_path
+from lab.store import LabStore
 from plumb.app import app, fail
 from plumb.cli import run_validation
-from plumb.cmd_reconcile import make_plan
 from plumb.cmd_rollout import Launched, launch
-from plumb.context import FleetContext
-from reconciler.drivers.lab import create_lab
-from reconciler.lab import lab_db_path
 from reconciler.state.journal import RolloutStatus, TargetStatus
-from reconciler.state.labclock import attach_defect
-from reconciler.state.labdb import LabStore
 from rollouts.load import load_rollout
+from service.context import FleetContext
+from service.planning import make_plan
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "orion"
 FIRMWARE = "firmware-hx8-2026-09"
@@ -128,7 +128,7 @@ def _fleet_today(root: Path) -> None:
     context = FleetContext(fleet, ACTOR, base)
     targets = context.targets()
     try:
-        plan = make_plan(context, targets, None, show_progress=False)
+        plan = make_plan(context, targets, None)
     finally:
         targets.close()
         context.close()
@@ -233,7 +233,7 @@ def _outcome(launched: Launched, context: FleetContext) -> bool:
     )
     targets = context.targets()
     try:
-        again = make_plan(context, targets, "role=gpu-node", show_progress=False)
+        again = make_plan(context, targets, "role=gpu-node")
     finally:
         targets.close()
     held = [h for dp in again.devices.values() for h in dp.held]

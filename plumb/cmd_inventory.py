@@ -140,7 +140,6 @@ def _read_config(root: Path) -> PlumbConfig:
         raise typer.Exit(2) from None
 
 
-
 @inventory_app.command("expand")
 def inventory_expand(
     path: PathArg = Path("."),

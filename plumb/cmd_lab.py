@@ -9,6 +9,9 @@ from typing import Annotated
 import typer
 
 from inventory.index import Endpoint
+from lab.driver import create_lab, miscable
+from lab.fleet import Fault, FaultKind, lab_db_path, states_from_snapshot
+from lab.store import DEVICE_WRITES, LabStore
 from plumb.app import (
     CONFIG_FILE,
     HERE,
@@ -18,10 +21,7 @@ from plumb.app import (
     fail,
     load_or_exit,
 )
-from reconciler.drivers.lab import create_lab, miscable
-from reconciler.lab import Fault, FaultKind, lab_db_path, states_from_snapshot
 from reconciler.state.dbfile import keep_out_of_git
-from reconciler.state.labdb import DEVICE_WRITES, LabStore
 
 lab_app = typer.Typer(
     help="The lab fleet: a simulated fleet in SQLite, with fault injection.", no_args_is_help=True
@@ -236,14 +236,14 @@ def lab_defect(
 ) -> None:
     """Attach a defect to the lab's telemetry (it shows on every target whose current
     attributes match), list the attached ones, or --clear them."""
-    from reconciler.state.labclock import attach_defect, list_defects
+    from lab.clock import attach_defect, list_defects
 
     fleet = load_or_exit(path)
     db = lab_db_path(fleet)
     if not db.exists():
         raise fail("no lab fleet yet: run `plumb lab init` first")
     if clear:
-        from reconciler.state.labclock import LabClock
+        from lab.clock import LabClock
 
         with LabClock(db) as clock:
             typer.echo(f"removed {clock.clear_defects()} defect(s)")
@@ -276,8 +276,8 @@ def lab_clock(
     ] = 0.0,
 ) -> None:
     """Show (or advance) the lab's virtual clock, which bakes and telemetry run on."""
-    from reconciler.labmetrics import lab_time
-    from reconciler.state.labclock import LabClock
+    from lab.clock import LabClock
+    from lab.metrics import lab_time
 
     fleet = load_or_exit(path)
     db = lab_db_path(fleet)

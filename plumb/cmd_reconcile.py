@@ -11,43 +11,32 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ci.planfile import SavedPlan, plan_hash
+from ci.planfile import SavedPlan
 from ci.planfmt import apply_json, apply_summary, dumps, plan_json, plan_text
 from intent.fleet import CONFIG_FILE
-from plumb.app import HERE, FormatOpt, PathArg, SelectOpt, app, check_format, fail, fleet_root
-from plumb.context import AuditToDb, DbGuard, FleetContext, fleet_context
-from plumb.interrupted import settle_interrupted
+from plumb.app import (
+    HERE,
+    FormatOpt,
+    PathArg,
+    SelectOpt,
+    app,
+    check_format,
+    fail,
+    fleet_context,
+    fleet_root,
+)
 from plumb.pendingcmd import DetailedExitCommand, DriftCommand
-from plumb.savedplan import recheck
-from reconciler.errors import FencedOut, Frozen
-from reconciler.loop import ApplyReport, apply_plan, observe_all
-from reconciler.plan import Plan, build_plan
-from reconciler.render import render_desired
-from reconciler.select import SelectError, neighbours, select_devices
-from reconciler.settings import State
-from reconciler.state.db import StateBusy
-from reconciler.state.lease import LeaseHeld, LeaseToken
-from reconciler.targets import TargetError, Targets
+from plumb.progress import ConsoleReporter
+from reconciler.loop import ApplyReport
+from reconciler.plan import Plan
+from reconciler.targets import Targets
+from service.applying import ApplyRequest, apply_fleet, audit_plan
+from service.context import FleetContext
+from service.interrupted import Settled
+from service.planning import make_plan
 
 err = Console(stderr=True)
-
-
-@contextmanager
-def _progress(total: int, label: str, enabled: bool) -> Iterator[Progress | None]:
-    if not enabled or total < 8:
-        yield None
-        return
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
-        yield progress
 
 
 @contextmanager
@@ -70,54 +59,6 @@ ConcurrencyOpt = Annotated[
         help="Devices talked to at once (EOS, SONiC and hosts side by side, sharing it).",
     ),
 ]
-
-
-def make_plan(
-    context: FleetContext,
-    targets: Targets,
-    select: str | None,
-    *,
-    show_progress: bool,
-    concurrency: int = 16,
-) -> Plan:
-    fleet = context.fleet
-    try:
-        names = select_devices(fleet.devices.values(), select)
-    except SelectError as exc:
-        raise fail(str(exc)) from None
-    if not names:
-        raise fail(f"--select {select!r} matches no device")
-    everyone = names + neighbours(fleet, names)
-    with _progress(len(everyone), "observing", show_progress) as progress:
-        task = progress.add_task("observe", total=len(everyone)) if progress else None
-
-        def tick(_: object) -> None:
-            if progress is not None and task is not None:
-                progress.advance(task)
-
-        try:
-            observations = observe_all(targets, everyone, concurrency=concurrency, on_done=tick)
-        except TargetError as exc:
-            raise fail(str(exc)) from None
-    observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
-    errors = {n: o.error for n, o in observations.items() if o.error}
-    desired = render_desired(fleet, names)
-    holds = context.db.journal.holds()  # rollback pins: shown as HELD, never re-applied
-    return build_plan(fleet, desired, observed, errors=errors, holds=holds)
-
-
-def _audit_plan(context: FleetContext, the_plan: Plan) -> None:
-    """Every plan, read-only or about to be applied, is an audit record."""
-    context.audit(
-        "plan",
-        detail={
-            "changes": the_plan.change_count(),
-            "devices": len(the_plan.changes()),
-            "unknown": len(the_plan.unknown()),
-            "refused": the_plan.refused,
-            "hash": plan_hash(the_plan, fleet=context.fleet.config.fleet),
-        },
-    )
 
 
 ExpandOpt = Annotated[
@@ -163,7 +104,7 @@ def plan(
 ) -> None:
     """Observe the fleet and show what apply would change, in its safe order."""
     from plumb.cmd_snapshot import plan_against
-    from plumb.savedplan import write_plan_file
+    from service.savedplan import write_plan_file
 
     with _errors_exit_with(1 if detailed_exitcode else 2):
         check_format(format)
@@ -177,12 +118,12 @@ def plan(
                         context,
                         targets,
                         select,
-                        show_progress=format == "text",
+                        progress=ConsoleReporter(enabled=format == "text", minimum=8),
                         concurrency=concurrency,
                     )
                 finally:
                     targets.close()
-                _audit_plan(context, result)
+                audit_plan(context, result)
             _print_plan(result, context, format, expand)
             if out is not None:
                 name, commit = context.fleet.config.fleet, context.commit
@@ -236,7 +177,7 @@ def apply(
 
     Given a plan saved by `plumb plan -o`, apply exactly that plan, and refuse if any
     device no longer holds a value the plan was made against."""
-    from plumb.savedplan import load_plan_file
+    from service.savedplan import load_plan_file
 
     check_format(format)
     saved = None
@@ -261,26 +202,60 @@ def apply(
         raise typer.Exit(1)
 
 
+class _CliHooks:
+    """The terminal's part in an apply: settled writes and the plan shown, the
+    confirmation asked unless --yes."""
+
+    def __init__(self, context: FleetContext, options: _Options) -> None:
+        self.context = context
+        self.options = options
+
+    def settled(self, settled: Settled) -> None:
+        err.print(
+            f"interrupted write on {settled.device}: {settled.message}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    def planned(self, plan: Plan) -> None:
+        if self.options.format == "text":
+            sys.stdout.write(_plan_text(plan, self.context, self.options.expand))
+
+    def confirm(self, plan: Plan) -> bool:
+        if self.options.yes:
+            return True
+        if not sys.stdin.isatty():
+            raise fail("not applying without --yes: no terminal to ask on", 1)
+        return typer.confirm(f"apply {plan.change_count()} change(s)?")
+
+    def progress(self) -> ConsoleReporter:
+        return ConsoleReporter(enabled=self.options.format == "text", minimum=8)
+
+
 def _apply(context: FleetContext, targets: Targets, options: _Options) -> ApplyReport:
-    """A dry run plans and stages without the lease. A real apply takes the lease first,
-    settles writes an interrupted run left open, and only then observes and plans (or
-    checks a saved plan against the devices): a plan made or checked before the lease
-    could be stale by the time it is applied."""
-    if options.dry_run:
-        return _plan_and_apply(context, targets, options, None)
-    db = context.db
-    try:
-        db.freeze.check()
-        with db.lease.held(context.holder, "apply") as token:
-            for settled in settle_interrupted(db, targets, AuditToDb(context).record):
-                err.print(
-                    f"interrupted write on {settled.device}: {settled.message}",
-                    highlight=False,
-                    soft_wrap=True,
+    """Apply through the service floor's one apply path; print what it did."""
+    request = ApplyRequest(
+        select=options.select,
+        saved=options.saved,
+        dry_run=options.dry_run,
+        concurrency=options.concurrency,
+        confirm_within=options.confirm_within,
+    )
+    the_plan, report = apply_fleet(context, targets, request, _CliHooks(context, options))
+    name, dry_run = context.fleet.config.fleet, options.dry_run
+    if options.format == "json":
+        sys.stdout.write(dumps(apply_json(report, fleet=name, dry_run=dry_run)))
+    elif the_plan.change_count() == 0:
+        typer.echo("nothing to do: the fleet is at its intent")
+    else:
+        for result in report.results:
+            if result.error:
+                typer.echo(
+                    f"{result.outcome.value.upper()} {result.device} (step {result.step}): "
+                    f"{result.error}"
                 )
-            return _plan_and_apply(context, targets, options, token)
-    except (Frozen, FencedOut, LeaseHeld, StateBusy) as exc:
-        raise fail(str(exc), 1) from None
+        typer.echo(apply_summary(report, dry_run=dry_run), nl=False)
+    return report
 
 
 @dataclass(frozen=True)
@@ -293,100 +268,6 @@ class _Options:
     concurrency: int
     confirm_within: float | None
     saved: SavedPlan | None = None
-
-
-def _plan_and_apply(
-    context: FleetContext, targets: Targets, options: _Options, token: LeaseToken | None
-) -> ApplyReport:
-    select, dry_run, yes, format = options.select, options.dry_run, options.yes, options.format
-    if options.saved is not None:
-        the_plan = recheck(context, targets, options.saved)
-    else:
-        the_plan = make_plan(
-            context,
-            targets,
-            select,
-            show_progress=format == "text",
-            concurrency=options.concurrency,
-        )
-    _audit_plan(context, the_plan)
-    if format == "text":
-        sys.stdout.write(_plan_text(the_plan, context, options.expand))
-    if the_plan.refused or the_plan.unknown():
-        raise fail("not applying: the plan is refused or has unknown devices", 1)
-    if the_plan.change_count() == 0:
-        if format == "json":
-            sys.stdout.write(
-                dumps(
-                    apply_json(ApplyReport(()), fleet=context.fleet.config.fleet, dry_run=dry_run)
-                )
-            )
-        else:
-            typer.echo("nothing to do: the fleet is at its intent")
-        return ApplyReport(())
-    if not dry_run and not yes:
-        if not sys.stdin.isatty():
-            raise fail("not applying without --yes: no terminal to ask on", 1)
-        if not typer.confirm(f"apply {the_plan.change_count()} change(s)?"):
-            raise fail("aborted", 1)
-    report = _run(
-        context,
-        targets,
-        the_plan,
-        token,
-        concurrency=options.concurrency,
-        confirm_within=options.confirm_within,
-        progress=format == "text",
-    )
-    if format == "json":
-        sys.stdout.write(
-            dumps(apply_json(report, fleet=context.fleet.config.fleet, dry_run=dry_run))
-        )
-    else:
-        for result in report.results:
-            if result.error:
-                typer.echo(
-                    f"{result.outcome.value.upper()} {result.device} (step {result.step}): "
-                    f"{result.error}"
-                )
-        typer.echo(apply_summary(report, dry_run=dry_run), nl=False)
-    return report
-
-
-def _run(
-    context: FleetContext,
-    targets: Targets,
-    the_plan: Plan,
-    token: LeaseToken | None,
-    *,
-    concurrency: int,
-    confirm_within: float | None,
-    progress: bool,
-) -> ApplyReport:
-    """Apply under ``token`` (the lease the caller holds), or stage only when None."""
-    total = sum(len(s.changes) for s in the_plan.steps)
-    with _progress(total, "applying", progress) as bar:
-        task = bar.add_task("apply", total=total) if bar else None
-
-        def tick(_: object) -> None:
-            if bar is not None and task is not None:
-                bar.advance(task)
-
-        if token is None:
-            return apply_plan(
-                the_plan, targets, dry_run=True, concurrency=concurrency, on_device=tick
-            )
-        context.audit("decision", detail={"apply": "start", "changes": the_plan.change_count()})
-        return apply_plan(
-            the_plan,
-            targets,
-            dry_run=False,
-            guard=DbGuard(context.db, token),
-            audit=AuditToDb(context),
-            confirm_within=confirm_within,
-            concurrency=concurrency,
-            on_device=tick,
-        )
 
 
 @app.command(cls=DriftCommand)
@@ -407,7 +288,7 @@ def drift(
                     context,
                     targets,
                     select,
-                    show_progress=format == "text",
+                    progress=ConsoleReporter(enabled=format == "text", minimum=8),
                     concurrency=concurrency,
                 )
             finally:

@@ -24,13 +24,13 @@ from ci.gitrev import FleetHistory, GitRevError, Revision
 from ci.review.model import BASE_SOURCE, ObservedSource, RevisionInfo
 from intent.fleet import Fleet, load_fleet
 from inventory.problems import InputError, Location, Problem
+from lab.fleet import LAB_DB
+from lab.store import LabSchemaError, LabStore
 from plumb.app import PathArg, app, fail, fleet_root
 from plumb.cmd_snapshot import read_snapshot
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, Policy
 from policies.repo import load_repo_policies
-from reconciler.lab import LAB_DB
-from reconciler.state.labdb import LabSchemaError, LabStore
 from rollouts.load import ROLLOUTS_DIR, LoadedSpec, load_rollout
 
 if TYPE_CHECKING:

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumb.app import FormatOpt, PathArg, app, check_format, fail
+from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
 from plumb.cmd_rollout import IdArg, _lease, _show_status
-from plumb.context import FleetContext, fleet_context
-from plumb.rolloutrt import rollout_runtime
+from plumb.progress import ConsoleReporter
 from reconciler.errors import FencedOut, Frozen
 from reconciler.state.journal import RolloutStatus, WaveStatus
 from rollouts.spec import RollbackScope
+from service.context import FleetContext
+from service.runtime import rollout_runtime
 
 if TYPE_CHECKING:
     from rollouts.rollback import RollbackReport
@@ -83,7 +84,9 @@ def rollback_command(
         names = [t.device for t in journal.targets(rollout)]
         with (
             _lease(context, f"rollback {rollout}") as token,
-            rollout_runtime(context, token, names, show=text) as runtime,
+            rollout_runtime(
+                context, token, names, reporter=ConsoleReporter(enabled=text)
+            ) as runtime,
         ):
             runtime.concurrency = concurrency
             spec = load_context(runtime, rollout).spec

@@ -21,23 +21,25 @@ import typer
 from ci.planfmt import dumps
 from intent.fleet import Fleet
 from inventory.problems import InputError
-from plumb.app import FormatOpt, PathArg, app, check_format, fail
-from plumb.cmd_reconcile import ConcurrencyOpt, make_plan
-from plumb.context import FleetContext, fleet_context
-from plumb.rolloutrt import rollout_runtime
+from lab.fleet import lab_db_path
+from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
+from plumb.cmd_reconcile import ConcurrencyOpt
+from plumb.progress import ConsoleReporter
 from reconciler.errors import FencedOut, Frozen
-from reconciler.lab import lab_db_path
 from reconciler.select import select_devices
 from reconciler.state.db import StateBusy
-from reconciler.state.journal import RolloutStatus, TargetStatus, WaveStatus
+from reconciler.state.journal import RolloutStatus, WaveStatus
 from reconciler.state.lease import LeaseHeld, LeaseToken
 from reconciler.targets import rule_for
 from rollouts.caps import PlanError
 from rollouts.load import LoadedSpec, load_rollout
+from service.context import FleetContext
+from service.planning import make_plan
+from service.rollback import finish_rollback
+from service.runtime import rollout_runtime
 
 if TYPE_CHECKING:
     from rollouts.planning import RolloutPlan
-    from rollouts.runtime import Runtime
 
 rollout_app = typer.Typer(
     help="Rollouts: stratified canary waves within caps, bake and price.", no_args_is_help=True
@@ -101,7 +103,9 @@ def rollout_plan(
         targets = context.targets()
         try:
             progress = format == "text" and sys.stderr.isatty()
-            observed = make_plan(context, targets, select, show_progress=progress)
+            observed = make_plan(
+                context, targets, select, progress=ConsoleReporter(enabled=progress, minimum=8)
+            )
         finally:
             targets.close()
         try:
@@ -147,13 +151,6 @@ def _print(
 
 IdArg = Annotated[str, typer.Argument(help="Rollout id (see `plumb rollout list`).")]
 EXIT_HELD = 3
-IN_PROGRESS = (
-    WaveStatus.draining,
-    WaveStatus.applying,
-    WaveStatus.accepting,
-    WaveStatus.baking,
-    WaveStatus.assessing,
-)
 
 
 def _exit_for(status: RolloutStatus) -> int:
@@ -201,7 +198,9 @@ def _drive(
     names = [t.device for t in journal.targets(rollout)]
     row = journal.get(rollout)
     spec = RolloutSpec.model_validate(row.plan["spec"]) if row is not None else None
-    with rollout_runtime(context, token, names, show=show, spec=spec) as runtime:
+    with rollout_runtime(
+        context, token, names, reporter=ConsoleReporter(enabled=show), spec=spec
+    ) as runtime:
         runtime.concurrency = concurrency
         try:
             return drive(runtime, rollout)
@@ -233,8 +232,8 @@ def launch(
 ) -> Launched | None:
     """Plan, journal and drive a rollout of a committed spec (None: nothing to roll
     out). Raises typer.Exit with a message for anything that refuses the start."""
-    from plumb.rolloutbegin import NothingToStart, StartRefused, begin_rollout
     from rollouts.gitpin import NotDeclared, declared
+    from service.begin import NothingToStart, StartRefused, begin_rollout
 
     spec_rel = Path(loaded.doc.path).as_posix()
     try:
@@ -381,55 +380,9 @@ def _finish_rollback(
 ) -> RolloutStatus:
     """A rollback that a crash interrupted: run it again (restores are idempotent)."""
     names = [t.device for t in context.db.journal.targets(rollout)]
-    with rollout_runtime(context, token, names, show=show) as runtime:
+    with rollout_runtime(context, token, names, reporter=ConsoleReporter(enabled=show)) as runtime:
         runtime.concurrency = concurrency
         return finish_rollback(context, runtime, rollout)
-
-
-def finish_rollback(context: FleetContext, runtime: Runtime, rollout: str) -> RolloutStatus:
-    """Finish the rollback of a ``rolling_back`` rollout: the targets an interrupted
-    rollback set out to restore, then the spec's scope (the aborted wave, else the
-    wave that was in progress)."""
-    from rollouts.execute import load_context
-    from rollouts.rollback import rollback
-    from rollouts.spec import RollbackScope
-
-    journal = context.db.journal
-    waves = journal.waves(rollout)
-    aborted = [w.number for w in waves if w.status is WaveStatus.aborted]
-    started = [w.number for w in waves if w.status in IN_PROGRESS]
-    spec = load_context(runtime, rollout).spec
-    row = journal.get(rollout)
-    reason = (row.reason if row else None) or "resumed rollback"
-    asked = _interrupted_rollback(context, rollout)
-    unfinished = [
-        t.device
-        for t in journal.targets(rollout)
-        if t.status in (TargetStatus.rolling_back, TargetStatus.rollback_failed)
-        or t.device in asked
-    ]
-    if unfinished:  # whatever scope was interrupted: finish exactly its targets
-        rollback(runtime, rollout, scope=RollbackScope.target, names=unfinished, reason=reason)
-    chosen = aborted[-1:] or started[:1]
-    rollback(
-        runtime,
-        rollout,
-        scope=spec.rollback.scope,
-        wave=chosen[0] if chosen else None,
-        reason=reason,
-    )
-    final = journal.get(rollout)
-    return final.status if final else RolloutStatus.aborted
-
-
-def _interrupted_rollback(context: FleetContext, rollout: str) -> set[str]:
-    """The targets the last rollback of ``rollout`` set out to restore: its first audit
-    record names them before any write, so a crash cannot lose the request."""
-    for record in reversed(context.db.audit.records(200, kind="rollback")):
-        detail = record.detail
-        if detail.get("rollout") == rollout and "targets" in detail:
-            return {str(t) for t in detail["targets"]}
-    return set()
 
 
 @rollout_app.command("status")
@@ -452,9 +405,9 @@ def rollout_status(
 @rollout_app.command("list")
 def rollout_list(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """Every recorded rollout with its status, then the approvals queued for plumb serve."""
-    from ci.journalfmt import list_text
+    from ci.journalfmt import list_text, queued_json, queued_text
     from ci.statefmt import rollout_list_json
-    from plumb.serve.approvals import queued_json, queued_starts, queued_text
+    from service.approvals import queued_starts
 
     check_format(format)
     with fleet_context(path) as context:

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import FormatOpt, PathArg, app, check_format, fail
-from plumb.context import fleet_context
+from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
 
 
 def _print_json(document: dict[str, object]) -> None:

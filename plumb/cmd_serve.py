@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from plumb.app import PathArg, app, fail, fleet_root, load_or_exit
-from plumb.context import current_actor
+from service.context import current_actor
 
 
 def webhook_secret(root: Path, env: str, file: str | None) -> bytes:
@@ -53,10 +53,10 @@ def serve(
 ) -> None:
     """Run the continuous controller: follow the fleet repo's branch, reconcile on each
     new commit and on an interval, report or correct drift inside sync windows."""
-    from plumb.serve.controller import Controller, log
-    from plumb.serve.httpd import ControllerHttp, Endpoints
-    from plumb.serve.sender import Sender
     from reconciler.state.dbfile import StateError
+    from serve.controller import Controller, log
+    from serve.httpd import ControllerHttp, Endpoints
+    from serve.sender import Sender
 
     root = fleet_root(path)
     load_or_exit(root)  # a fleet that does not load is reported as every command does

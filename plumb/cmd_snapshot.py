@@ -19,8 +19,8 @@ import typer
 
 from ci.review.observed import plan_from_states
 from intent.fleet import Fleet
+from lab.fleet import snapshot_document, states_from_snapshot
 from plumb.app import PathArg, SelectOpt, app, fail, load_or_exit
-from reconciler.lab import snapshot_document, states_from_snapshot
 from reconciler.loop import observe_all
 from reconciler.plan import Plan
 from reconciler.select import SelectError, select_devices

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import PathArg, fail
-from plumb.context import fleet_context
+from plumb.app import PathArg, fail, fleet_context
 
 state_app = typer.Typer(help="The fleet's state database: where it lives.", no_args_is_help=True)
 

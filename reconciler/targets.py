@@ -1,14 +1,16 @@
 """Which driver reaches which device: the ``drivers`` rules of ``plumb.yaml`` (first
-match by platform and role wins; no rule means the lab fleet), with management
-addresses from the inventory.
+match by platform and role wins; a device no rule matches has no driver, and the lab
+fleet is a rule like any other, ``driver: lab``), with management addresses from the
+inventory.
 
 A rule's ``port`` is the SSH port of its devices. Its ``mgmt_map`` option names a JSON
 file (absolute, or relative to the fleet repo) that overrides the inventory address
 per device, ``{"leaf-r0": {"host": "127.0.0.1", "port": 40001}, ...}``: for switches
 behind port forwards, jump hosts mapped to local ports, or simulated switches.
 
-Drivers register by name in :data:`DRIVER_FACTORIES`; a test can build a
-:class:`Targets` with its own factories.
+Drivers register by name as ``plumb.drivers`` entry points
+(:mod:`reconciler.drivers.plugin`); a test can build a :class:`Targets` with its own
+factories.
 """
 
 from __future__ import annotations
@@ -16,82 +18,20 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from intent.fleet import Fleet
 from intent.models import DriverRule
 from inventory.models import Device
 from reconciler.drivers.base import DeviceRef, Driver
+from reconciler.drivers.plugin import DriverFactory as DriverFactory
+from reconciler.drivers.plugin import TargetContext as TargetContext
+from reconciler.drivers.plugin import TargetError as TargetError
+from reconciler.drivers.plugin import installed_drivers
 
-DriverFactory = Callable[["TargetContext", DriverRule], Driver]
-
-
-@dataclass(frozen=True)
-class TargetContext:
-    """What a driver factory may need: the fleet repo, its state dir, the fleet."""
-
-    root: Path
-    state_dir: Path
-    fleet: Fleet
-
-
-def _lab_factory(context: TargetContext, rule: DriverRule) -> Driver:
-    from reconciler.drivers.lab import LabDriver
-    from reconciler.state.labdb import LabStore
-
-    store = LabStore(context.state_dir / "lab.db")
-    if not store.exists():
-        raise TargetError("the lab fleet does not exist yet: run `plumb lab init` first")
-    return LabDriver(store)
-
-
-def _ansible_factory(context: TargetContext, rule: DriverRule) -> Driver:
-    from reconciler.drivers.ansible_host import AnsibleHostDriver
-    from reconciler.drivers.ansible_inventory import HostOptions
-
-    try:
-        options = HostOptions.parse(rule.options)
-    except ValueError as exc:
-        raise TargetError(f"driver ansible: {exc}") from exc
-    return AnsibleHostDriver(context.state_dir, options)
-
-
-def _switch_options(context: TargetContext, rule: DriverRule) -> tuple[Any, Any]:
-    from reconciler.drivers.switch_access import load_credentials, parse_options
-
-    try:
-        return parse_options(rule.options), load_credentials(rule.options, context.root)
-    except ValueError as exc:
-        raise TargetError(f"driver {rule.driver}: {exc}") from None
-
-
-def _eos_factory(context: TargetContext, rule: DriverRule) -> Driver:
-    from reconciler.drivers.netmiko_eos import EosDriver
-
-    return EosDriver(*_switch_options(context, rule))
-
-
-def _sonic_factory(context: TargetContext, rule: DriverRule) -> Driver:
-    from reconciler.drivers.netmiko_sonic import SonicDriver
-
-    return SonicDriver(*_switch_options(context, rule))
-
-
-DRIVER_FACTORIES: dict[str, DriverFactory] = {
-    "lab": _lab_factory,
-    "ansible": _ansible_factory,
-    "eos": _eos_factory,
-    "sonic": _sonic_factory,
-}
-LAB_RULE = DriverRule(driver="lab")
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$")
-
-
-class TargetError(Exception):
-    """A device has no usable driver (unknown driver name, lab not initialised...)."""
 
 
 def load_mgmt_map(root: Path, option: str) -> dict[str, tuple[str, int]]:
@@ -119,14 +59,34 @@ def load_mgmt_map(root: Path, option: str) -> dict[str, tuple[str, int]]:
     return found
 
 
-def rule_for(rules: tuple[DriverRule, ...], device: Device) -> DriverRule:
+NO_RULES = (
+    "plumb.yaml names no drivers: add a `drivers:` rule for the devices"
+    " (`- driver: lab` for the embedded lab fleet; docs/drivers.md)"
+)
+
+
+def matching_rule(rules: tuple[DriverRule, ...], device: Device) -> DriverRule | None:
+    """The first rule whose platforms and roles cover ``device``, if any."""
     for rule in rules:
         if rule.platforms is not None and device.platform not in rule.platforms:
             continue
         if rule.roles is not None and device.role not in rule.roles:
             continue
         return rule
-    return LAB_RULE
+    return None
+
+
+def rule_for(rules: tuple[DriverRule, ...], device: Device) -> DriverRule:
+    """The rule that reaches ``device``; refused when none does."""
+    rule = matching_rule(rules, device)
+    if rule is not None:
+        return rule
+    if not rules:
+        raise TargetError(NO_RULES)
+    raise TargetError(
+        f"no `drivers:` rule in plumb.yaml matches {device.name}"
+        f" (platform {device.platform.value}, role {device.role.value})"
+    )
 
 
 @dataclass
@@ -134,7 +94,7 @@ class Targets:
     """Resolves each device to a (DeviceRef, Driver); one driver instance per rule."""
 
     context: TargetContext
-    factories: Mapping[str, DriverFactory] = field(default_factory=lambda: DRIVER_FACTORIES)
+    factories: Mapping[str, DriverFactory] = field(default_factory=installed_drivers)
     _drivers: dict[int, Driver] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _mgmt_maps: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
@@ -146,7 +106,7 @@ class Targets:
         state_dir = fleet.root / fleet.config.state_dir
         return cls(
             TargetContext(fleet.root, state_dir, fleet),
-            DRIVER_FACTORIES if factories is None else factories,
+            installed_drivers() if factories is None else factories,
         )
 
     def ref(self, name: str) -> DeviceRef:
@@ -173,7 +133,7 @@ class Targets:
         device = self.context.fleet.devices[name]
         rules = self.context.fleet.config.drivers
         rule = rule_for(rules, device)
-        key = rules.index(rule) if rule in rules else -1
+        key = rules.index(rule)
         with self._lock:  # one driver per rule, even when worker threads ask first
             if key not in self._drivers:
                 factory = self.factories.get(rule.driver)

@@ -3,7 +3,7 @@ maintenance hooks (reboot, acceptance) of the nodes it changes, the drainer that
 nodes out of service and back (:mod:`rollouts.drain`), the command runners acceptance
 tests go through, and where it reports progress. :class:`Runtime` bundles them with
 the fleet, the drivers, the state database and the metrics sources;
-:mod:`rollouts.labruntime` provides the lab's.
+:mod:`lab.runtime` provides the lab's.
 """
 
 from __future__ import annotations

@@ -31,6 +31,16 @@ class FleetCopy:
         file = self.path / relative
         file.write_text(file.read_text() + text)
 
+    def set_drivers(self, block: str, *, lab_for_the_rest: bool = True) -> None:
+        """Replace plumb.yaml's ``drivers:`` rules (the example's ``- driver: lab``) with
+        ``block``; the devices it names no rule for stay on the lab unless told not to."""
+        file = self.path / "plumb.yaml"
+        text = file.read_text()
+        start = text.find("\ndrivers:")
+        kept = text if start < 0 else text[: start + 1]
+        rest = "  - driver: lab\n" if lab_for_the_rest else ""
+        file.write_text(kept + block + rest)
+
     def write(self, relative: str, text: str | bytes) -> None:
         file = self.path / relative
         file.parent.mkdir(parents=True, exist_ok=True)

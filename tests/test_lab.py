@@ -20,18 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from intent.fleet import Fleet, load_fleet
-from reconciler.capabilities import inexpressible
-from reconciler.drivers.base import DeviceRef, Outcome
-from reconciler.drivers.lab import LabDriver, create_lab, lab_refs
-from reconciler.errors import (
-    ConfigRejected,
-    ConnectionLost,
-    DeviceAuthError,
-    DeviceError,
-    DeviceTimeout,
-    DeviceUnreachable,
-)
-from reconciler.lab import (
+from lab.driver import LabDriver, create_lab, lab_refs
+from lab.fleet import (
     UNMANAGED_PATTERNS,
     Fault,
     FaultKind,
@@ -41,9 +31,19 @@ from reconciler.lab import (
     snapshot_document,
     states_from_snapshot,
 )
+from lab.store import LabSchemaError, LabStore
+from reconciler.capabilities import inexpressible
+from reconciler.drivers.base import DeviceRef, Outcome
+from reconciler.errors import (
+    ConfigRejected,
+    ConnectionLost,
+    DeviceAuthError,
+    DeviceError,
+    DeviceTimeout,
+    DeviceUnreachable,
+)
 from reconciler.render import render_desired
 from reconciler.settings import Change, Scalar, diff
-from reconciler.state.labdb import LabSchemaError, LabStore
 from tests.fleetcopy import ORION, FleetCopy
 
 LEAF = DeviceRef(name="leaf-1", platform="eos", role="leaf", host="lab")

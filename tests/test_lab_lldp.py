@@ -9,9 +9,9 @@ import pytest
 
 from intent.fleet import Fleet
 from inventory.index import Endpoint
-from reconciler.drivers.lab import create_lab, miscable
-from reconciler.lab import initial_lab_states, is_unmanaged, lab_db_path, swap_far_ends
-from reconciler.state.labdb import LabStore
+from lab.driver import create_lab, miscable
+from lab.fleet import initial_lab_states, is_unmanaged, lab_db_path, swap_far_ends
+from lab.store import LabStore
 from tests.fleetcopy import FleetCopy
 
 

@@ -10,18 +10,38 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-STAGES = ["inventory", "intent", "policies", "reconciler", "rollouts", "ci", "plumb"]
+STAGES = [
+    "inventory",
+    "intent",
+    "policies",
+    "reconciler",
+    "rollouts",
+    "ci",
+    "lab",
+    "service",
+    "serve",
+    "plumb",
+]
 RANK = {name: rank for rank, name in enumerate(STAGES)}
+
+# The lab is reached only through the driver registry (its plugin), never named by the
+# floors that real fleets run on; the CLI alone may start the controller.
+FORBIDDEN = {
+    "service": ("lab", "serve", "plumb"),
+    "serve": ("lab", "plumb"),
+}
+CONTROLLER_DOOR = "plumb/cmd_serve.py"
 
 # Third-party client -> the only modules allowed to import it.
 EDGE_OWNERS = {
     "netmiko": ["reconciler/drivers/netmiko_*.py"],
     "paramiko": ["reconciler/drivers/netmiko_*.py"],
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
-    "git": ["ci/gitrepo.py", "ci/gitrev.py", "ci/gitpoll.py", "rollouts/gitpin.py"],
-    "sqlite3": ["reconciler/state/*.py"],
-    "psycopg": ["reconciler/state/pg*.py"],
-    "urllib": ["rollouts/sources/prometheus.py", "plumb/serve/sender.py"],
+    "git": ["ci/gitrepo.py", "ci/gitrev.py", "serve/gitpoll.py", "rollouts/gitpin.py"],
+    "sqlite3": ["reconciler/state/*.py", "lab/store.py", "lab/clock.py"],
+    "psycopg": ["reconciler/state/pg*.py", "serve/leader_pg.py"],
+    "urllib": ["rollouts/sources/prometheus.py", "serve/sender.py"],
+    "typer": ["plumb/*.py"],
     "pynetbox": ["inventory/netbox_fetch.py"],
     "requests": ["inventory/netbox_fetch.py"],
 }
@@ -59,6 +79,12 @@ def test_no_upward_or_edge_imports(path: Path) -> None:
         top = module.split(".")[0]
         if top in RANK:
             assert RANK[top] <= own, f"{relative}:{line}: imports higher stage {module}"
+        for banned in FORBIDDEN.get(relative.split("/")[0], ()):
+            assert top != banned, f"{relative}:{line}: imports {module}: use the service floor"
+        if top == "serve" and relative.startswith("plumb/"):
+            assert relative == CONTROLLER_DOOR, f"{relative}:{line}: only plumb serve starts it"
+        if top == "plumb":
+            assert relative.startswith("plumb/"), f"{relative}:{line}: imports the CLI {module}"
         owners = EDGE_OWNERS.get(top)
         if owners is not None:
             assert any(fnmatch.fnmatch(relative, pattern) for pattern in owners), (

@@ -25,7 +25,7 @@ drivers:
 
 
 def _validate(fleet: FleetCopy, eos_image: str, sonic_image: str) -> Result:
-    fleet.append("plumb.yaml", RULES.format(eos_image=eos_image, sonic_image=sonic_image))
+    fleet.set_drivers(RULES.format(eos_image=eos_image, sonic_image=sonic_image))
     with contextlib.chdir(fleet.path):
         return CliRunner().invoke(app, ["validate"])
 
@@ -65,7 +65,7 @@ def test_a_sonic_image_url_with_a_space_is_an_input_error(orion: FleetCopy) -> N
 
 def test_an_unknown_driver_option_is_an_input_error(orion: FleetCopy) -> None:
     """A misspelt option is found by validate, at the rule's options."""
-    orion.append("plumb.yaml", "drivers:\n  - driver: eos\n    options:\n      imgae: x\n")
+    orion.set_drivers("drivers:\n  - driver: eos\n    options:\n      imgae: x\n")
     with contextlib.chdir(orion.path):
         done = CliRunner().invoke(app, ["validate"])
     assert done.exit_code == 2

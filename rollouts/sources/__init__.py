@@ -1,6 +1,6 @@
 """Where abort conditions get their evidence: a :class:`MetricsSource` answers, for one
 metric and a time window, per-target samples of the wave and of its controls, and
-per-target hard-fault counts. The lab fleet's source is :mod:`rollouts.sources.lab`;
+per-target hard-fault counts. The lab fleet's source is :mod:`lab.source`;
 a Prometheus source implements the same protocol.
 
 The contract that keeps "hold on missing evidence" true: a source never raises for a

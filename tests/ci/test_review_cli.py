@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ci.planfile import plan_hash, read_plan, short_hash
 from ci.review.observed import NOT_IN_SNAPSHOT
-from reconciler.lab import snapshot_document
+from lab.fleet import snapshot_document
 from reconciler.render import render_desired
 from reconciler.settings import as_desired_state
 from tests.ci.conftest import FIRMWARE_RACKS, SPEC, inventory, nodes_in

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci.review.observed import NOT_IN_SNAPSHOT
-from reconciler.lab import Fault, FaultKind, states_from_snapshot
+from lab.fleet import Fault, FaultKind, states_from_snapshot
 from tests.ci.gitfleet import plumb
 from tests.fleetcopy import FleetCopy
 from tests.reconciler.labfleet import LabFleet

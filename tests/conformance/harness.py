@@ -92,12 +92,12 @@ class LabHarness:
         return int(self.store.write_count())
 
     def time_out_next_commit(self, ref: DeviceRef) -> None:
-        from reconciler.lab import Fault, FaultKind
+        from lab.fleet import Fault, FaultKind
 
         self.store.add_fault(Fault(ref.name, FaultKind.timeout_after_write, count=1))
 
     def make_unreachable(self, ref: DeviceRef) -> None:
-        from reconciler.lab import Fault, FaultKind
+        from lab.fleet import Fault, FaultKind
 
         self.store.add_fault(Fault(ref.name, FaultKind.unreachable))
 
@@ -108,9 +108,9 @@ class LabHarness:
 @contextmanager
 def lab_harness(tmp: Path) -> Iterator[LabHarness]:
     from intent.fleet import load_fleet
-    from reconciler.drivers.lab import LabDriver, create_lab
-    from reconciler.lab import lab_db_path
-    from reconciler.state.labdb import LabStore
+    from lab.driver import LabDriver, create_lab
+    from lab.fleet import lab_db_path
+    from lab.store import LabStore
     from tests.fleetcopy import copy_orion
 
     copy = copy_orion(tmp)

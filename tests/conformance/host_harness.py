@@ -22,12 +22,13 @@ import pytest
 
 from intent.fleet import Fleet, load_fleet
 from intent.models import DriverRule
+from reconciler.drivers import factories
 from reconciler.drivers.ansible_host import AnsibleHostDriver
 from reconciler.drivers.ansible_inventory import SHIM
 from reconciler.drivers.base import DeviceRef
 from reconciler.render import render_device
 from reconciler.settings import Owned
-from reconciler.targets import DRIVER_FACTORIES, TargetContext, Targets
+from reconciler.targets import TargetContext, Targets
 from tests.fleetcopy import copy_orion
 from tests.netns import NetnsLab, NetnsUnavailable
 
@@ -120,7 +121,7 @@ def ansible_harness(tmp: Path) -> Iterator[AnsibleHarness]:
             },
         )
         context = TargetContext(fleet.root, targets.context.state_dir, fleet)
-        made = DRIVER_FACTORIES["ansible"](context, rule)
+        made = factories.ansible(context, rule)
         assert isinstance(made, AnsibleHostDriver)
         driver = made
         harness = AnsibleHarness("ansible", driver, lab, fleet, targets)

@@ -154,7 +154,7 @@ def switch_harness(tmp: Path, driver: str, device: str, extra: str = "") -> Iter
     sim.start()
     try:
         write_access(sim, [device], tmp)
-        copy.append("plumb.yaml", "drivers:\n" + driver_rule(driver, spec.dialect, tmp, extra))
+        copy.set_drivers("drivers:\n" + driver_rule(driver, spec.dialect, tmp, extra))
         with environment({USER_ENV: USERNAME, PASSWORD_ENV: password}):
             fleet = copy.load()
             targets = Targets.for_fleet(fleet)

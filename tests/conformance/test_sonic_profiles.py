@@ -106,7 +106,7 @@ def orion_leaf(sim: SwitchSim, tmp: Path, profile: str) -> Iterator[Leaf]:
     port = sim.add_device(spec)
     (tmp / "known_hosts").write_text(sim.host_key_line(sim_name) + "\n")
     (tmp / "mgmt.json").write_text(json.dumps({LEAF: {"host": sim.host, "port": port}}))
-    fleet_copy.append("plumb.yaml", "drivers:\n" + driver_rule("sonic", "sonic", tmp))
+    fleet_copy.set_drivers("drivers:\n" + driver_rule("sonic", "sonic", tmp))
     with environment({USER_ENV: USERNAME, PASSWORD_ENV: PASSWORD}):
         fleet = fleet_copy.load()
         targets = Targets.for_fleet(fleet)

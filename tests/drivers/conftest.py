@@ -133,7 +133,7 @@ def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetRun]:
         (outside / "mgmt.json").write_text(json.dumps(running.mgmt_map()))
         logs = f"      session_log_dir: {outside / 'logs'}\n"
         rules = [driver_rule(d, d, outside, logs, commit_timeout=60) for d in ("eos", "sonic")]
-        copy.append("plumb.yaml", "drivers:\n" + "".join(rules))
+        copy.set_drivers("drivers:\n" + "".join(rules))
         run = FleetRun(copy.path, outside, password, running)
         env = {USER_ENV: USERNAME, PASSWORD_ENV: password}
         commands = {

@@ -37,7 +37,7 @@ def test_credentials_come_from_the_named_environment_variables() -> None:
 def test_missing_credentials_name_the_variable_not_a_value(tmp_path: Path) -> None:
     """Without credentials the factory fails, naming what to set."""
     copy = copy_orion(tmp_path)
-    copy.append("plumb.yaml", "drivers:\n  - driver: eos\n    platforms: [eos]\n")
+    copy.set_drivers("drivers:\n  - driver: eos\n    platforms: [eos]\n")
     saved = {k: os.environ.pop(k, None) for k in ("PLUMB_SWITCH_USERNAME", "PLUMB_SWITCH_PASSWORD")}
     try:
         with pytest.raises(TargetError, match="PLUMB_SWITCH_USERNAME"):

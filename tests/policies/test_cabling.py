@@ -12,6 +12,9 @@ import pytest
 
 from intent.fleet import Fleet
 from inventory.index import Endpoint
+from lab.driver import LabDriver, create_lab, lab_refs, miscable
+from lab.fleet import lab_db_path
+from lab.store import LabStore
 from policies.builtin.cabling import heard_on
 from policies.engine import (
     BUILTIN,
@@ -24,10 +27,7 @@ from policies.engine import (
     observed_policy,
     registering_into,
 )
-from reconciler.drivers.lab import LabDriver, create_lab, lab_refs, miscable
-from reconciler.lab import lab_db_path
 from reconciler.settings import Scalar
-from reconciler.state.labdb import LabStore
 from tests.fleetcopy import FleetCopy, copy_orion
 from tests.policies.support import assert_denied, at, flagged, places, primary
 

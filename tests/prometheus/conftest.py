@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.labmetrics import Defect
+from lab.metrics import Defect
 from reconciler.settings import Scalar
 from tests.prometheus.exporter import Exporter, LabCollector, start_exporter
 from tests.prometheus.server import PrometheusServer, free_port, start_prometheus, wait_for

@@ -1,4 +1,4 @@
-"""A Prometheus exporter serving the lab fleet's telemetry (reconciler.labmetrics) in
+"""A Prometheus exporter serving the lab fleet's telemetry (lab.metrics) in
 real time: one lab sample (5 virtual minutes) per second since the exporter started,
 under the metric names real exporters use.
 
@@ -24,7 +24,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from reconciler.labmetrics import SAMPLE_MINUTES, Defect, Signal, Window, series
+from lab.metrics import SAMPLE_MINUTES, Defect, Signal, Window, series
 from reconciler.settings import Scalar
 
 GPUS = 2

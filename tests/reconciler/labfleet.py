@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from intent.fleet import Fleet
-from plumb.context import AuditToDb, DbGuard, FleetContext
-from reconciler.drivers.lab import create_lab
-from reconciler.lab import lab_db_path
+from lab.driver import create_lab
+from lab.fleet import lab_db_path
+from lab.store import LabStore
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Holds, Plan, build_plan
 from reconciler.render import render_desired
 from reconciler.settings import Change, Scalar, State
 from reconciler.state.db import StateDB, open_state_db
-from reconciler.state.labdb import LabStore
 from reconciler.targets import Targets
+from service.context import AuditToDb, DbGuard, FleetContext
 from tests.fleetcopy import FleetCopy
 
 PLUMB = Path(sys.executable).with_name("plumb")

@@ -10,7 +10,7 @@ import resource
 import signal
 import time
 
-from reconciler.lab import Fault, FaultKind
+from lab.fleet import Fault, FaultKind
 from reconciler.state.audit import AuditKind
 from tests.reconciler.labfleet import LabFleet, run_plumb, start_plumb
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ci.planfmt import plan_text
-from reconciler.lab import Fault, FaultKind
+from lab.fleet import Fault, FaultKind
 from tests.fleetcopy import FleetCopy
 from tests.reconciler.labfleet import LabFleet, run_plumb
 

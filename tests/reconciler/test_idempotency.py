@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from intent.fleet import Fleet
+from lab.driver import create_lab
+from lab.fleet import Fault, FaultKind
 from reconciler.drivers.base import Outcome
-from reconciler.drivers.lab import create_lab
-from reconciler.lab import Fault, FaultKind
 from tests.fleetcopy import FleetCopy, copy_orion
 from tests.reconciler.labfleet import LabFleet, in_place, seed_firing_at
 

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from ci.planfmt import plan_json, plan_text
+from lab.fleet import Fault, FaultKind, is_unmanaged
 from reconciler.drivers.base import Outcome
-from reconciler.lab import Fault, FaultKind, is_unmanaged
 from reconciler.settings import Change
 from tests.reconciler.labfleet import LabFleet, run_plumb, seed_firing_at
 

@@ -11,8 +11,8 @@ import time
 import git
 import pytest
 
+from lab.fleet import Fault, FaultKind
 from reconciler.errors import FencedOut
-from reconciler.lab import Fault, FaultKind
 from tests.fleetcopy import FleetCopy
 from tests.reconciler.labfleet import ACTOR, LabFleet, run_plumb, start_plumb
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.lab import Fault, FaultKind
+from lab.fleet import Fault, FaultKind
 from reconciler.state.location import open_state
 from tests.fleetcopy import copy_orion
 from tests.pgserver import PgServer

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from lab.clock import attach_defect
+from lab.store import LabStore
 from plumb.cli import app
 from reconciler.settings import Scalar
 from reconciler.state.db import StateDB, open_state_db
 from reconciler.state.journal import TargetRow
-from reconciler.state.labclock import attach_defect
-from reconciler.state.labdb import LabStore
 from reconciler.state.location import open_state
 from tests.fleetcopy import FleetCopy, copy_orion
 

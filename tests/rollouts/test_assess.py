@@ -11,7 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.labmetrics import Defect, Signal, Window, series
+from lab.metrics import Defect, Signal, Window, series
 from rollouts import spec
 from rollouts.assess import assess_wave, measure_noise_floor
 from rollouts.evidence import (

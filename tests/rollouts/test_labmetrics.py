@@ -12,9 +12,17 @@ from pathlib import Path
 import pytest
 
 from intent.fleet import Fleet, load_fleet
-from reconciler.drivers.lab import create_lab
-from reconciler.lab import Fault, FaultKind
-from reconciler.labmetrics import (
+from lab.clock import (
+    LabClock,
+    advance_clock,
+    attach_defect,
+    clock_now,
+    detach_defect,
+    list_defects,
+)
+from lab.driver import create_lab
+from lab.fleet import Fault, FaultKind
+from lab.metrics import (
     LAB_EPOCH,
     Defect,
     ManualClock,
@@ -26,19 +34,11 @@ from reconciler.labmetrics import (
     series,
     target_attributes,
 )
-from reconciler.state.labclock import (
-    LabClock,
-    advance_clock,
-    attach_defect,
-    clock_now,
-    detach_defect,
-    list_defects,
-)
-from reconciler.state.labdb import LabStore
+from lab.source import LabMetricsSource
+from lab.store import LabStore
 from rollouts.assess import assess_wave
 from rollouts.evidence import Decision, SourceFailure
 from rollouts.sources import MetricsSource, TimeWindow, collect
-from rollouts.sources.lab import LabMetricsSource
 from rollouts.spec import Abort, HardFault, Metric, Source
 from tests.fleetcopy import ORION
 

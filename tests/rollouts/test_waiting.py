@@ -14,13 +14,13 @@ import pytest
 
 import plumb.cmd_rollout as cmd_rollout
 from intent.fleet import load_fleet
-from plumb.context import FleetContext
-from plumb.rolloutrt import rollout_runtime
 from reconciler.state.journal import Lifecycle, RolloutStatus, TargetStatus
 from rollouts.execute import WAIT_SLICE_MINUTES, drive
 from rollouts.rollback import rollback
 from rollouts.runtime import BakeClock, Maintenance, Runtime, WallClock
 from rollouts.spec import RollbackScope
+from service.context import FleetContext
+from service.runtime import rollout_runtime
 from tests.rollouts.gitfleet import FIRMWARE, GitFleet
 
 
@@ -63,7 +63,7 @@ def runtime(fleet: GitFleet) -> Iterator[tuple[FleetContext, Runtime]]:
         names = [t.device for t in context.db.journal.targets(fleet.only_rollout())]
         with (
             context.db.lease.held(context.holder, "test") as token,
-            rollout_runtime(context, token, names, show=False) as rt,
+            rollout_runtime(context, token, names) as rt,
         ):
             yield context, rt
     finally:

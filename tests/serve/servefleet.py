@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from intent.fleet import load_fleet
-from reconciler.drivers.lab import create_lab
-from reconciler.lab import Fault, lab_db_path
+from lab.driver import create_lab
+from lab.fleet import Fault, lab_db_path
+from lab.store import LabStore
 from reconciler.settings import Scalar
-from reconciler.state.labdb import LabStore
 from tests.fleetcopy import copy_orion
 from tests.prometheus.server import free_port
 

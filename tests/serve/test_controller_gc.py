@@ -8,7 +8,7 @@ import gc
 import weakref
 from pathlib import Path
 
-from plumb.serve.controller import Controller
+from serve.controller import Controller
 from tests.serve.servefleet import make_repos
 
 SERVE = """

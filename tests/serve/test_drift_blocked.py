@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from plumb.serve.controller import Controller
-from reconciler.lab import Fault, FaultKind
+from lab.fleet import Fault, FaultKind
 from reconciler.state.audit import AuditKind
+from serve.controller import Controller
 from tests.serve.servefleet import Repos, add_lab_fault, inject_drift, lab_values, make_repos
 
 pytestmark = pytest.mark.slow

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from intent.serve import DriftRule, ServeConfig
 from inventory.problems import Location
-from reconciler.controller.corrections import UNOBSERVED_PEER, Blocked, restrict_desired
-from reconciler.controller.drift import decide_drift, mode_for
-from reconciler.controller.windows import WindowVerdict
 from reconciler.plan import DevicePlan, Held, Plan
 from reconciler.settings import Change, Owned
+from serve.corrections import UNOBSERVED_PEER, Blocked, restrict_desired
+from serve.drift import decide_drift, mode_for
+from serve.windows import WindowVerdict
 
 QOS = Location("intent/qos.yaml", 4, 3)
 MTU = Location("intent/mtu.yaml", 2, 5)

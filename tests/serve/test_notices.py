@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from plumb.serve.controller import AUDIT_CURSOR, Controller
-from plumb.serve.sender import deliver_due
-from reconciler.controller.notices import Notice, json_payload, slack_payload
 from reconciler.state.db import StateDB, open_state_db
 from reconciler.state.location import open_state
 from reconciler.state.outbox import MAX_BACKOFF_SECONDS, backoff
+from serve.controller import AUDIT_CURSOR, Controller
+from serve.notices import Notice, json_payload, slack_payload
+from serve.sender import deliver_due
 from tests.fleetcopy import FleetCopy
 from tests.serve.servefleet import Receiver
 

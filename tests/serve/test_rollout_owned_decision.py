@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from intent.serve import DriftRule, ServeConfig
 from inventory.problems import Location
-from reconciler.controller.drift import decide_drift
-from reconciler.controller.owned import CARRIED, QUEUED, TARGET, Claim, Owner, Ownership
-from reconciler.controller.windows import WindowVerdict
 from reconciler.plan import DevicePlan, Plan
 from reconciler.settings import Change
+from serve.drift import decide_drift
+from serve.windows import WindowVerdict
+from service.owned import CARRIED, QUEUED, TARGET, Claim, Owner, Ownership
 
 GROUPS = Location("intent/groups.yaml", 7, 10)
 QOS = Location("intent/qos.yaml", 4, 3)

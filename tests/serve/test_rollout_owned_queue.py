@@ -88,9 +88,10 @@ def test_approvals_wait_for_the_active_rollout_and_start_in_order(
             (1, "rollouts/hx8-b.yaml"),
             (2, "rollouts/hx8-c.yaml"),
         ]
-        assert "1. rollouts/hx8-b.yaml approved by alice@test" in plumb(
-            repos, "rollout", "list", "."
-        ).stdout
+        assert (
+            "1. rollouts/hx8-b.yaml approved by alice@test"
+            in plumb(repos, "rollout", "list", ".").stdout
+        )
 
         rollout_a = next(r for r in _ids(repos) if r.startswith("hx8-a"))
         done = plumb(repos, "rollout", "abort", rollout_a, ".", "--reason", "next one")

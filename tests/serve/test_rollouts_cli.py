@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from plumb.context import FleetContext
-from plumb.rolloutrt import rollout_runtime
+from lab.clock import clock_now
 from reconciler.state.journal import RolloutStatus, WaveStatus
 from reconciler.state.journal_approvals import ApprovalKind, ApprovalState
-from reconciler.state.labclock import clock_now
 from rollouts.execute import advance
+from service.context import FleetContext
+from service.runtime import rollout_runtime
 from tests.rollouts.gitfleet import GitFleet
 from tests.serve.test_rollouts_serve import SPEC
 
@@ -83,7 +83,7 @@ def test_start_pauses_before_a_held_wave_and_advance_never_waits(fleet: GitFleet
         names = [t.device for t in db.journal.targets(rollout)]
         with (
             db.lease.held("tester", "test") as token,
-            rollout_runtime(context, token, names, show=False) as rt,
+            rollout_runtime(context, token, names) as rt,
         ):
             due = advance(rt, rollout)
             wave = db.journal.waves(rollout)[1]

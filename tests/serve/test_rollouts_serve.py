@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from intent.fleet import load_fleet
-from reconciler.lab import lab_db_path
+from lab.clock import clock_now
+from lab.fleet import lab_db_path
+from lab.store import LabStore
 from reconciler.state.db import open_state_db
 from reconciler.state.journal import RolloutStatus, WaveRow, WaveStatus
-from reconciler.state.labclock import clock_now
-from reconciler.state.labdb import LabStore
 from tests.prometheus.server import free_port
 from tests.serve.servefleet import PLUMB, Receiver, Repos, Served, make_repos, wait_until
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.controller.webhook import github_signature
 from reconciler.state.audit import AuditKind
 from reconciler.state.db import open_state_db
+from serve.webhook import github_signature
 from tests.prometheus.server import start_prometheus
 from tests.serve.servefleet import (
     Receiver,

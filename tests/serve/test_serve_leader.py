@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from plumb.serve.reconcile import LeaderGuard
+from lab.fleet import Fault, FaultKind
 from reconciler.errors import FencedOut
-from reconciler.lab import Fault, FaultKind
 from reconciler.state.audit import AuditKind
 from reconciler.state.pgdb import open_pg_state_db
-from reconciler.state.pgleader import LeaderLock
+from serve.leader_pg import LeaderLock
+from serve.reconcile import LeaderGuard
 from tests.serve.servefleet import (
     Served,
     add_lab_fault,

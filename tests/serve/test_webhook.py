@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from reconciler.controller.webhook import WebhookRefused, github_signature, verify_push
+from serve.webhook import WebhookRefused, github_signature, verify_push
 
 SECRET = b"s3cret"
 BODY = json.dumps({"ref": "refs/heads/main", "after": "a" * 40}).encode()

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from intent.cron import CronError, parse_cron
 from intent.serve import SyncWindow
-from reconciler.controller.windows import correction_allowed, window_open
+from serve.windows import correction_allowed, window_open
 
 
 def test_cron_fields_ranges_steps_and_names() -> None:

@@ -4,7 +4,7 @@ a pending ``start`` approval of a committed spec begins its rollout (the begin p
 HEAD is the one approved, byte for byte and commit for commit; a spec changed since
 needs a new approval. One rollout is active per fleet: start approvals queue, and
 start in approval order (first in, first out) once no rollout is active; a queued
-approval's fields are already the rollout's (:mod:`plumb.serve.owners`). A ``drive``
+approval's fields are already the rollout's (:mod:`service.ownership`). A ``drive``
 approval hands an existing rollout to the controller under the same rule. Every
 outcome is journaled with the approval and audited (``rollout`` records
 ``approval_taken`` / ``approval_refused``).
@@ -15,17 +15,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from inventory.problems import InputError
-from plumb.context import FleetContext
-from plumb.rolloutbegin import NothingToStart, StartRefused, active_rollout, begin_rollout
-from reconciler.state.journal_approvals import ApprovalKind, ApprovalRow, ApprovalState
+from reconciler.state.journal_approvals import ApprovalRow, ApprovalState
 from reconciler.state.lease import LeaseHeld
 from rollouts.caps import PlanError
 from rollouts.gitpin import NotDeclared, declared, has_commit
 from rollouts.load import load_rollout
 from rollouts.selection import check_selection
+from service.begin import NothingToStart, StartRefused, active_rollout, begin_rollout
+from service.context import FleetContext
 
 SERVE_START = "serve: start rollout"
 
@@ -161,45 +160,3 @@ def drive_approved(context: FleetContext, approval: ApprovalRow) -> Settled:
     ):
         changed = f"{row.spec_path} is not the spec rollout {row.id} started from"
     return Settled(approval, rollout, changed)
-
-
-def pending_approvals(context: FleetContext) -> list[ApprovalRow]:
-    """Start and drive approvals waiting for the controller, oldest first."""
-    return [
-        a
-        for a in context.db.approvals.rows(state=ApprovalState.pending)
-        if a.kind is not ApprovalKind.promote
-    ]
-
-
-def queued_starts(context: FleetContext) -> list[ApprovalRow]:
-    """Start approvals the controller has not acted on yet, in the order they start."""
-    return [a for a in pending_approvals(context) if a.kind is ApprovalKind.start]
-
-
-def queued_text(queued: list[ApprovalRow]) -> str:
-    """``rollout list``: the approvals waiting to start, in order."""
-    if not queued:
-        return ""
-    lines = [f"queued for plumb serve ({len(queued)}), in the order they start:"]
-    for place, a in enumerate(queued, 1):
-        lines.append(
-            f"  {place}. {a.spec_path} approved by {a.actor} at {a.approved_at[:25]}"
-            f" (approval {a.id})"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def queued_json(queued: list[ApprovalRow]) -> list[dict[str, Any]]:
-    return [
-        {
-            "approval": a.id,
-            "place": place,
-            "spec": a.spec_path,
-            "spec_sha256": a.spec_sha256,
-            "spec_commit": a.spec_commit,
-            "approved_by": a.actor,
-            "approved_at": a.approved_at,
-        }
-        for place, a in enumerate(queued, 1)
-    ]

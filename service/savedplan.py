@@ -14,36 +14,36 @@ from pathlib import Path
 
 from ci.planfile import PlanFileError, SavedPlan, first_moved, read_plan, short_hash
 from ci.planfmt import dumps
-from plumb.app import fail
-from plumb.context import FleetContext
 from reconciler.loop import observe_all
 from reconciler.order import UnsafePlan, prove_order, unprovable_links
 from reconciler.plan import Plan
 from reconciler.select import neighbours
 from reconciler.settings import State
 from reconciler.targets import TargetError, Targets
+from service.context import FleetContext
+from service.errors import ServiceError
 
 
 def write_plan_file(path: Path, document: dict[str, object]) -> None:
-    """Write the plan document, or exit 2 naming the file."""
+    """Write the plan document, or refuse naming the file."""
     try:
         path.write_text(dumps(document))
     except OSError as exc:
-        raise fail(f"cannot write the plan to {path}: {exc.strerror or exc}") from None
+        raise ServiceError(f"cannot write the plan to {path}: {exc.strerror or exc}") from None
 
 
 def load_plan_file(path: Path) -> SavedPlan:
-    """Read and check a saved plan, or exit 2 saying what is wrong with it."""
+    """Read and check a saved plan, or refuse saying what is wrong with it."""
     try:
         doc = json.loads(path.read_text())
     except OSError as exc:
-        raise fail(f"cannot read the plan {path}: {exc.strerror or exc}") from None
+        raise ServiceError(f"cannot read the plan {path}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail(f"the plan {path} is not JSON: {exc}") from None
+        raise ServiceError(f"the plan {path} is not JSON: {exc}") from None
     try:
         return read_plan(doc)
     except PlanFileError as exc:
-        raise fail(f"cannot apply the plan {path}: {exc}") from None
+        raise ServiceError(f"cannot apply the plan {path}: {exc}") from None
 
 
 def recheck(context: FleetContext, targets: Targets, saved: SavedPlan) -> Plan:
@@ -52,17 +52,17 @@ def recheck(context: FleetContext, targets: Targets, saved: SavedPlan) -> Plan:
     name = fleet.config.fleet
     label = f"plan {short_hash(saved.digest)}"
     if saved.fleet != name:
-        raise fail(f"{label} is for fleet {saved.fleet!r}, this repo is {name!r}")
+        raise ServiceError(f"{label} is for fleet {saved.fleet!r}, this repo is {name!r}")
     plan = saved.plan
     missing = sorted(set(plan.devices) - set(fleet.devices))
     if missing:
-        raise fail(f"{label} names devices this fleet does not have: {', '.join(missing)}")
+        raise ServiceError(f"{label} names devices this fleet does not have: {', '.join(missing)}")
     held = context.db.journal.holds()
     for step in plan.steps:
         for device in step.devices():
             for change in step.changes[device]:
                 if change.path in held.get(device, {}):
-                    raise fail(
+                    raise ServiceError(
                         f"{label} is stale: {device} {change.path} has been pinned by a "
                         "rollback since; make a new plan",
                         1,
@@ -71,17 +71,17 @@ def recheck(context: FleetContext, targets: Targets, saved: SavedPlan) -> Plan:
     try:
         observations = observe_all(targets, everyone)
     except TargetError as exc:
-        raise fail(str(exc)) from None
+        raise ServiceError(str(exc)) from None
     observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
     moved = first_moved(plan, observed)
     if moved is not None:
-        raise fail(f"{label} is stale: {moved}; make a new plan", 1)
+        raise ServiceError(f"{label} is stale: {moved}; make a new plan", 1)
     blind = unprovable_links(fleet, plan.steps, {n for n, s in observed.items() if s is None})
     if blind:
-        raise fail(f"{label} cannot be proved safe now: {blind[0]}", 1)
+        raise ServiceError(f"{label} cannot be proved safe now: {blind[0]}", 1)
     context_states = {n: s for n, s in observed.items() if s is not None}
     try:
         prove_order(fleet, context_states, plan.steps)
     except UnsafePlan as exc:
-        raise fail(f"{label} is no longer safe against its neighbours: {exc}", 1) from None
+        raise ServiceError(f"{label} is no longer safe against its neighbours: {exc}", 1) from None
     return plan

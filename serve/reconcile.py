@@ -1,11 +1,11 @@
 """One reconcile pass of the controller: observe the whole fleet, plan, decide per
-drifted field (:mod:`reconciler.controller.drift`), prove what to correct
-(:mod:`reconciler.controller.corrections`: a correction that cannot be proved safe
+drifted field (:mod:`serve.drift`), prove what to correct
+(:mod:`serve.corrections`: a correction that cannot be proved safe
 blocks its own devices, not the fleet), record the decision with its notice in one
 transaction, and correct what may be corrected under the fleet lease, each device
 write fenced by the lease token and by leadership. An intent that fails validation
 blocks every correction. Fields an active rollout (or a queued approval) owns are
-reported as owned and never corrected here (:mod:`plumb.serve.owners`)."""
+reported as owned and never corrected here (:mod:`service.ownership`)."""
 
 from __future__ import annotations
 
@@ -15,19 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from intent.fleet import Fleet
-from plumb.context import AuditToDb, DbGuard, FleetContext
-from plumb.serve.intentcheck import intent_problems
-from plumb.serve.owners import rollout_ownership
-from reconciler.controller.corrections import (
-    INTENT_INVALID,
-    Blocked,
-    Corrections,
-    prove_corrections,
-)
-from reconciler.controller.drift import DriftDecision, DriftField, decide_drift
-from reconciler.controller.notices import Notice, render_payload
-from reconciler.controller.owned import NO_OWNERSHIP, Ownership
-from reconciler.controller.windows import WindowVerdict, correction_allowed
 from reconciler.errors import FencedOut
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Plan, build_plan
@@ -38,6 +25,19 @@ from reconciler.state.db import StateDB
 from reconciler.state.drifttold import fingerprint
 from reconciler.state.lease import LeaseToken
 from reconciler.targets import Targets
+from serve.corrections import (
+    INTENT_INVALID,
+    Blocked,
+    Corrections,
+    prove_corrections,
+)
+from serve.drift import DriftDecision, DriftField, decide_drift
+from serve.intentcheck import intent_problems
+from serve.notices import Notice, render_payload
+from serve.windows import WindowVerdict, correction_allowed
+from service.context import AuditToDb, DbGuard, FleetContext
+from service.owned import NO_OWNERSHIP, Ownership
+from service.ownership import rollout_ownership
 
 CONFIRM_WITHIN = 120.0
 

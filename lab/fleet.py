@@ -1,6 +1,6 @@
 """The lab fleet's pure side: the starting state of every simulated device, snapshot
-documents, and the fault vocabulary. The database is :mod:`reconciler.state.labdb`;
-the driver over it is :mod:`reconciler.drivers.lab`.
+documents, and the fault vocabulary. The database is :mod:`lab.store`;
+the driver over it is :mod:`lab.driver`.
 
 A fresh lab is *not* the desired state, so the first reconcile has real work to do:
 

@@ -1,5 +1,5 @@
 """The lab driver: plumb's embedded default target, a simulated fleet in SQLite
-(:class:`~reconciler.state.labdb.LabStore`) behind the same contract as the SSH and
+(:class:`~lab.store.LabStore`) behind the same contract as the SSH and
 ansible drivers, with deterministic fault injection.
 
 Each operation first lets the device act on its own (an unconfirmed commit whose
@@ -40,6 +40,16 @@ from dataclasses import dataclass
 
 from intent.fleet import Fleet
 from inventory.index import Endpoint
+from lab.fleet import (
+    Fault,
+    FaultKind,
+    heard_peer,
+    initial_lab_states,
+    is_unmanaged,
+    lldp_heard,
+    swap_far_ends,
+)
+from lab.store import LabStore
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.errors import (
     ConfigRejected,
@@ -49,17 +59,7 @@ from reconciler.errors import (
     DeviceTimeout,
     DeviceUnreachable,
 )
-from reconciler.lab import (
-    Fault,
-    FaultKind,
-    heard_peer,
-    initial_lab_states,
-    is_unmanaged,
-    lldp_heard,
-    swap_far_ends,
-)
 from reconciler.settings import Change, Scalar
-from reconciler.state.labdb import LabStore
 
 _OBSERVE, _STAGE, _COMPARE, _COMMIT, _CONFIRM = "observe", "stage", "compare", "commit", "confirm"
 _GATES = {FaultKind.unreachable: DeviceUnreachable, FaultKind.auth_fail: DeviceAuthError}

@@ -1,4 +1,4 @@
-"""The lab fleet as a metrics source: telemetry from :mod:`reconciler.labmetrics` for
+"""The lab fleet as a metrics source: telemetry from :mod:`lab.metrics` for
 each target's *current* lab state (so a defect tied to new firmware shows only on
 targets where it has landed), on the lab's virtual clock.
 
@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from intent.fleet import Fleet
-from reconciler.lab import FaultKind
-from reconciler.labmetrics import (
+from lab.clock import LabClock
+from lab.fleet import FaultKind
+from lab.metrics import (
     HEALTHY,
     SAMPLE_MINUTES,
     Baseline,
@@ -31,9 +32,8 @@ from reconciler.labmetrics import (
     series,
     target_attributes,
 )
+from lab.store import LabStore
 from reconciler.settings import Scalar
-from reconciler.state.labclock import LabClock
-from reconciler.state.labdb import LabStore
 from rollouts.evidence import SourceFailure
 from rollouts.judge import FaultCounts, MetricSamples
 from rollouts.sources import TimeWindow

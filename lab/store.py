@@ -1,6 +1,6 @@
 """The lab fleet's database (``<repo>/<state_dir>/lab.db``): simulated devices with a
 running and a startup value per setting, injected faults, pending commit-confirm
-reverts and write counters. The lab driver (:mod:`reconciler.drivers.lab`) is its
+reverts and write counters. The lab driver (:mod:`lab.driver`) is its
 only user; this module knows SQLite, the driver knows the device contract.
 
 Values are stored as JSON text so ``int``/``str``/``bool``/``float``/``None`` come
@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from reconciler.lab import Fault, FaultKind
+from lab.fleet import Fault, FaultKind
 from reconciler.settings import Scalar
 
 SCHEMA_VERSION = 1

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from intent.fleet import Fleet
-from reconciler.lab import FaultKind
-from reconciler.labmetrics import Signal, Window, lab_time, series, target_attributes
-from reconciler.state.labclock import LabClock
-from reconciler.state.labdb import LabStore
-from rollouts.sources.lab import inventory_attributes
+from lab.clock import LabClock
+from lab.fleet import FaultKind
+from lab.metrics import Signal, Window, lab_time, series, target_attributes
+from lab.source import inventory_attributes
+from lab.store import LabStore
 
 ACCEPTANCE_WINDOW_MINUTES = 60.0  # holds exactly one of the lab's hourly acceptance runs
 

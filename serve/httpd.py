@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from reconciler.controller.webhook import Push, WebhookRefused, verify_push
+from serve.webhook import Push, WebhookRefused, verify_push
 
 MAX_BODY = 5 * 1024 * 1024
 

@@ -17,7 +17,7 @@ A rollout owns:
   value is not written anywhere by the drift pass before the rollout has shown it
   safe. When the rollout has completed, the drift rules apply again.
 
-An approved rollout still queued behind another (:mod:`plumb.serve.approvals`), or
+An approved rollout still queued behind another (:mod:`serve.approvals`), or
 not begun yet, owns the paths its spec carries (``targets.paths`` globs) on every
 device, as an active rollout owns its change elsewhere; a spec that names no paths
 carries every pending change of the devices it selects, so it owns those devices'

@@ -1,7 +1,7 @@
 """The lab fleet's telemetry (pure): a virtual clock and per-target time series with
 realistic noise, so abort conditions can be exercised end to end without hardware.
-The clock and attached defects persist in :mod:`reconciler.state.labclock`; the
-rollout metrics source over them is :mod:`rollouts.sources.lab`.
+The clock and attached defects persist in :mod:`lab.clock`; the
+rollout metrics source over them is :mod:`lab.source`.
 
 One sample every :data:`SAMPLE_MINUTES` of virtual time, at minutes ``5k``:
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
-from reconciler.controller.corrections import BLOCK_KINDS, Blocked
+from serve.corrections import BLOCK_KINDS, Blocked
 
 
 class ServeMetrics:

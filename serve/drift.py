@@ -6,10 +6,10 @@ plan has already set aside what plumb must never fight: fields another writer ow
 change gets a mode from the first ``serve.drift`` rule that matches its path, device
 and owning intent file (no match: ``warn``). A change on a field an active rollout (or
 a queued approval) owns is reported as owned by that rollout and never corrected
-(:mod:`reconciler.controller.owned`: one writer per field). A ``correct`` change is
+(:mod:`service.owned`: one writer per field). A ``correct`` change is
 corrected only if it is not held by a rollback pin, a sync window allows it, its device is not
 blocked (its correction cannot be proved safe, or the intent fails validation:
-:mod:`reconciler.controller.corrections`), and the pass's caps have room; otherwise it
+:mod:`serve.corrections`), and the pass's caps have room; otherwise it
 is reported with the reason it waits. A blocked device takes no room in the caps, so
 a corner of the fleet that stays blocked never starves the rest.
 """
@@ -21,11 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from intent.serve import DriftRule, ServeConfig
-from reconciler.controller.corrections import Blocked
-from reconciler.controller.owned import NO_OWNERSHIP, Ownership
-from reconciler.controller.windows import WindowVerdict
 from reconciler.plan import Plan
 from reconciler.settings import Change, Scalar
+from serve.corrections import Blocked
+from serve.windows import WindowVerdict
+from service.owned import NO_OWNERSHIP, Ownership
 
 
 @dataclass(frozen=True)
@@ -137,4 +137,3 @@ def decide_drift(
         window,
         stopped,
     )
-

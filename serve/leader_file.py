@@ -3,7 +3,7 @@ exclusive ``flock`` on a lock file beside the database (``plumb.db.leader``), ta
 without waiting and held for the life of the process.
 
 The kernel drops the lock when the process dies, however it dies (SIGKILL included),
-so a standby's next try wins. As on PostgreSQL (:mod:`reconciler.state.pgleader`),
+so a standby's next try wins. As on PostgreSQL (:mod:`serve.leader_pg`),
 leadership only decides who *tries* to write: every device write still goes through
 the fleet lease and its fencing token, and a new leader ends the lease a dead one left
 (audited). The lock is held on an open file, not on a name: if the lock file is

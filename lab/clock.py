@@ -1,10 +1,10 @@
 """The lab fleet's virtual clock and attached defects, persisted in the lab database
 (``<repo>/<state_dir>/lab.db``, tables ``lab_clock`` and ``lab_defects``, beside the
-:class:`~reconciler.state.labdb.LabStore` tables and never touching them).
+:class:`~lab.store.LabStore` tables and never touching them).
 
 Virtual time moves only by :meth:`LabClock.advance`, so a day-long bake runs in
 seconds and a rollout can be resumed from another process at the same instant. The
-telemetry itself is computed, not stored (:mod:`reconciler.labmetrics`): only the
+telemetry itself is computed, not stored (:mod:`lab.metrics`): only the
 clock, the telemetry seed and the defects live here.
 """
 
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from reconciler.labmetrics import Defect, parse_match
+from lab.metrics import Defect, parse_match
 
 BUSY_TIMEOUT_MS = 10_000
 _SCHEMA = (
@@ -31,7 +31,7 @@ _SCHEMA = (
 
 
 class LabClock:
-    """The virtual clock (a :class:`~reconciler.labmetrics.VirtualClock`) at ``path``."""
+    """The virtual clock (a :class:`~lab.metrics.VirtualClock`) at ``path``."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)

@@ -1,6 +1,6 @@
 """Rollouts driven by the controller (``plumb serve``), one turn at a time.
 
-Each turn as leader: pending approvals are acted on (:mod:`plumb.serve.approvals`),
+Each turn as leader: pending approvals are acted on (:mod:`serve.approvals`),
 then every rollout handed to the controller is advanced by the steps that are due
 (:func:`rollouts.execute.advance`) under the fleet lease, and the turn returns: a
 bake in progress is a time the loop wakes at, never a sleep. Every device write of
@@ -19,28 +19,27 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from plumb.context import FleetContext
-from plumb.rolloutrt import rollout_runtime
-from plumb.serve.approvals import (
+from reconciler.errors import FencedOut
+from reconciler.state.db import StateDB
+from reconciler.state.journal import RolloutStatus, WaveStatus
+from reconciler.state.journal_approvals import ApprovalKind
+from reconciler.state.lease import LeaseHeld, LeaseToken
+from rollouts.runtime import Runtime, real_time
+from serve.approvals import (
     NotYet,
     Queued,
     Settled,
     drive_approved,
-    pending_approvals,
     settle,
     start_approved,
 )
-from plumb.serve.owners import IN_PROGRESS, awaits_rollback
-from plumb.serve.reconcile import LeaderGuard
-from plumb.serve.rolloutmetrics import RolloutMetrics
-from reconciler.errors import FencedOut
-from reconciler.lab import lab_db_path
-from reconciler.state.db import StateDB
-from reconciler.state.journal import RolloutStatus, WaveStatus
-from reconciler.state.journal_approvals import ApprovalKind
-from reconciler.state.labclock import LabClock
-from reconciler.state.lease import LeaseHeld, LeaseToken
-from rollouts.runtime import Runtime, real_time
+from serve.reconcile import LeaderGuard
+from serve.rolloutmetrics import RolloutMetrics
+from service.approvals import pending_approvals
+from service.context import FleetContext
+from service.ownership import IN_PROGRESS, awaits_rollback
+from service.rollback import finish_rollback
+from service.runtime import rollout_runtime, rollout_support
 
 POLL_SECONDS = 2.0
 """While rollouts are handed to it, the controller looks at them (and at pending
@@ -172,7 +171,7 @@ class RolloutDriver:
         names = [t.device for t in db.journal.targets(rollout)]
         with (
             db.lease.held(context.holder, f"serve: rollout {rollout}") as token,
-            rollout_runtime(context, token, names, show=False) as rt,
+            rollout_runtime(context, token, names) as rt,
         ):
             rt.reporter = LogReporter(rollout, self.log)
             rt.guard = RolloutFence(db, token, leading, rollout)
@@ -219,8 +218,6 @@ class RolloutDriver:
         self._finish(context, rt, guard, rollout)
 
     def _finish(self, context: FleetContext, rt: Runtime, guard: LeaderGuard, rollout: str) -> None:
-        from plumb.cmd_rollout import finish_rollback
-
         rt.guard = guard
         status = finish_rollback(context, rt, rollout)
         self.log(f"rollout {rollout}: rollback done: {status.value}")
@@ -232,13 +229,15 @@ class RolloutDriver:
         return left / self.lab_pace
 
     def _pace(self, context: FleetContext, active: bool) -> None:
-        """Move the lab's virtual clock by the real time since the last turn."""
+        """Move a virtual rollout clock (the lab's) by the real time since the last turn."""
         now = time.monotonic()
-        path = lab_db_path(context.fleet)
-        if not active or not path.exists():
+        support = rollout_support(context, list(context.fleet.devices)) if active else None
+        if support is None:
             self._paced_at = None
             return
-        if self._paced_at is not None:
-            with LabClock(path) as clock:
-                clock.advance((now - self._paced_at) * self.lab_pace)
+        try:
+            if self._paced_at is not None and not real_time(support.clock):
+                support.clock.advance((now - self._paced_at) * self.lab_pace)
+        finally:
+            support.close()
         self._paced_at = now

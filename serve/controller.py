@@ -1,8 +1,8 @@
 """The controller loop of ``plumb serve``: lead (or stand by), follow git, reconcile.
 
 Each turn: make sure of leadership (PostgreSQL state: a session advisory lock, see
-:mod:`reconciler.state.pgleader`; SQLite state: a lock file beside the state file,
-:mod:`reconciler.state.fileleader`); on taking over, end a lease an earlier controller
+:mod:`serve.leader_pg`; SQLite state: a lock file beside the state file,
+:mod:`serve.leader_file`); on taking over, end a lease an earlier controller
 left behind; fetch the followed branch when the poll interval elapsed or a push
 webhook woke the loop; reconcile on a new commit or when the reconcile interval
 elapsed; turn committed rollout decisions in the audit log into notices; refresh the
@@ -22,32 +22,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci.gitpoll import PollError, fetch_and_fast_forward, head_commit
 from intent.fleet import load_fleet
 from inventory.problems import InputError
-from plumb.context import FleetContext
-from plumb.serve.metrics import ServeMetrics
-from plumb.serve.reconcile import (
+from reconciler.drivers.base import Outcome
+from reconciler.errors import FencedOut, Frozen
+from reconciler.state.db import StateDB
+from reconciler.state.dbfile import StateError
+from reconciler.state.lease import LeaseHeld
+from reconciler.state.location import fleet_state_location, is_postgres_url, open_state
+from serve.gitpoll import PollError, fetch_and_fast_forward, head_commit
+from serve.leader_file import FileLeaderLock
+from serve.metrics import ServeMetrics
+from serve.notices import Notice, notice_from_audit
+from serve.reconcile import (
     PassResult,
     blocked_lines,
     owned_lines,
     queue_notice,
     reconcile_pass,
 )
-from plumb.serve.rolloutmetrics import RolloutMetrics
-from plumb.serve.rollouts import RolloutDriver
-from reconciler.controller.notices import Notice, notice_from_audit
-from reconciler.controller.webhook import Push
-from reconciler.drivers.base import Outcome
-from reconciler.errors import FencedOut, Frozen
-from reconciler.state.db import StateDB
-from reconciler.state.dbfile import StateError
-from reconciler.state.fileleader import FileLeaderLock
-from reconciler.state.lease import LeaseHeld
-from reconciler.state.location import fleet_state_location, is_postgres_url, open_state
+from serve.rolloutmetrics import RolloutMetrics
+from serve.rollouts import RolloutDriver
+from serve.webhook import Push
+from service.context import FleetContext
 
 if TYPE_CHECKING:
-    from reconciler.state.pgleader import LeaderLock
+    from serve.leader_pg import LeaderLock
 
 SERVE_PURPOSE = "serve"
 AUDIT_CURSOR = "notices.audit_seq"
@@ -77,7 +77,7 @@ class Leadership:
     def __init__(self, location: str, fleet: str) -> None:
         self._lock: LeaderLock | FileLeaderLock
         if is_postgres_url(location):
-            from reconciler.state.pgleader import LeaderLock
+            from serve.leader_pg import LeaderLock
 
             self._lock = LeaderLock(location, fleet)
         else:
@@ -219,9 +219,7 @@ class Controller:
         self.serve = self.fleet.config.serve
         context = self._context()
         self.status.commit = context.commit
-        result = reconcile_pass(
-            context, now=datetime.now(UTC), leading=self.leadership.held
-        )
+        result = reconcile_pass(context, now=datetime.now(UTC), leading=self.leadership.held)
         self._pass_metrics(result)
         self.status.last_ok = time.time()
         applied = result.applied.by_outcome() if result.applied else {}

@@ -1,5 +1,5 @@
 """The rollouts that own fields at this pass (the edge of
-:mod:`reconciler.controller.owned`): the journal's active rollouts with their targets'
+:mod:`service.owned`): the journal's active rollouts with their targets'
 recorded paths, and the pending start approvals with what their spec at the
 controller's HEAD selects and carries.
 """
@@ -7,13 +7,13 @@ controller's HEAD selects and carries.
 from __future__ import annotations
 
 from inventory.problems import InputError
-from plumb.context import FleetContext
-from reconciler.controller.owned import Claim, Ownership
 from reconciler.select import SelectError, select_devices
 from reconciler.state.db import StateDB
 from reconciler.state.journal import RolloutRow, RolloutStatus, WaveStatus
 from reconciler.state.journal_approvals import ApprovalKind, ApprovalState
 from rollouts.load import load_rollout
+from service.context import FleetContext
+from service.owned import Claim, Ownership
 
 IN_PROGRESS = (
     WaveStatus.draining,

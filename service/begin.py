@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plumb.cmd_reconcile import make_plan
-from plumb.context import FleetContext
-from plumb.rolloutrt import rollout_runtime
 from reconciler.state.lease import LeaseToken
 from rollouts.caps import PlanError
 from rollouts.gitpin import Declaration
 from rollouts.load import LoadedSpec
+from service.context import FleetContext
+from service.planning import make_plan
+from service.runtime import rollout_runtime
 
 if TYPE_CHECKING:
     from rollouts.planning import RolloutPlan
@@ -70,7 +70,7 @@ def begin_rollout(
     spec_rel = Path(loaded.doc.path).as_posix()
     targets = context.targets()
     try:
-        observed = make_plan(context, targets, select, show_progress=False, concurrency=concurrency)
+        observed = make_plan(context, targets, select, concurrency=concurrency)
     finally:
         targets.close()
     if observed.refused:
@@ -98,6 +98,6 @@ def begin_rollout(
         intent_commit=declaration.intent_commit,
         actor=context.actor,
     )
-    with rollout_runtime(context, token, list(result.targets), show=False) as runtime:
+    with rollout_runtime(context, token, list(result.targets)) as runtime:
         rollout = begin(runtime, result, changes, provenance)
     return Begun(rollout, result)

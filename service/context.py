@@ -1,5 +1,9 @@
-"""Per-command context for commands that touch devices or the state database: the
-loaded fleet, who is acting, which intent commit, the state DB and the targets."""
+"""The context of one operation that touches devices or the state database: the
+loaded fleet, who is acting, which intent commit, the state DB and the targets.
+
+Both front doors open it: the CLI after loading the fleet its own way (problems
+printed as ``file:line:col``), the controller on every turn. Nothing here prints or
+exits; a fleet that does not load raises :class:`~inventory.problems.InputError`."""
 
 from __future__ import annotations
 
@@ -13,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ci.gitrepo import repo_state
-from intent.fleet import Fleet
-from plumb.app import load_or_exit
+from intent.fleet import Fleet, load_fleet
 from reconciler.state.db import StateDB
 from reconciler.state.location import open_fleet_state
 from reconciler.targets import Targets
@@ -87,10 +90,19 @@ class DbGuard:
 
 
 @contextmanager
-def fleet_context(root: Path) -> Iterator[FleetContext]:
-    fleet = load_or_exit(root)
-    context = FleetContext(fleet, current_actor(), repo_state(fleet.root).commit)
+def open_context(fleet: Fleet, actor: str | None = None) -> Iterator[FleetContext]:
+    """The context of ``fleet`` as acted on by ``actor`` (default: this user and host);
+    the state database is opened on first use and closed on exit."""
+    context = FleetContext(fleet, actor or current_actor(), repo_state(fleet.root).commit)
     try:
         yield context
     finally:
         context.close()
+
+
+@contextmanager
+def fleet_context(root: Path, actor: str | None = None) -> Iterator[FleetContext]:
+    """Load the fleet repo at ``root`` (raising ``InputError`` when it does not load)
+    and open its context."""
+    with open_context(load_fleet(root), actor) as context:
+        yield context

@@ -1,0 +1,47 @@
+"""The lab as a plugin: its ``plumb.drivers`` entry point (the driver over the lab
+store) and its ``plumb.rollout_support`` entry point (the virtual clock bakes wait on,
+lab maintenance, the lab metrics source). Production code reaches the lab only
+through these two."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+from intent.models import DriverRule
+from lab.clock import LabClock
+from lab.driver import LabDriver
+from lab.fleet import LAB_DB
+from lab.runtime import LabBakeClock, LabMaintenance
+from lab.source import LabMetricsSource
+from lab.store import LabStore
+from reconciler.drivers.base import Driver
+from reconciler.drivers.plugin import TargetContext, TargetError
+from rollouts.spec import Source
+from rollouts.support import RolloutSupport
+
+
+def driver(context: TargetContext, rule: DriverRule) -> Driver:
+    """The ``lab`` driver of a fleet whose lab was made by ``plumb lab init``."""
+    store = LabStore(context.state_dir / LAB_DB)
+    if not store.exists():
+        raise TargetError("the lab fleet does not exist yet: run `plumb lab init` first")
+    return LabDriver(store)
+
+
+def rollout_support(context: TargetContext) -> RolloutSupport | None:
+    """The lab's clock, maintenance and metrics for a rollout over lab devices."""
+    path = context.state_dir / LAB_DB
+    if not path.exists():
+        return None
+    with ExitStack() as stack:
+        store = LabStore(path)
+        stack.callback(store.close)
+        clock = LabClock(path)
+        stack.callback(clock.close)
+        support = RolloutSupport(
+            clock=LabBakeClock(clock),
+            maintenance=LabMaintenance(context.fleet, store, clock),
+            sources={Source.lab: LabMetricsSource(context.fleet, store, clock)},
+            close=stack.pop_all().close,
+        )
+    return support
