@@ -107,7 +107,7 @@ def _bgp() -> str:
 
 
 FILES = {
-    "plumb.yaml": "fleet: tri\nstate_dir: .plumb\n",
+    "plumb.yaml": "fleet: tri\nstate_dir: .plumb\ndrivers:\n  - driver: lab\n",
     "inventory/racks.yaml": (
         "racks:\n"
         "  - {name: net-1, kind: network, power_domain: pdu-1, cooling_domain: row-1}\n"
