@@ -53,6 +53,7 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
             "conflicts": sum(len(d.conflicts) for d in plan.devices.values()),
             "held": sum(len(d.held) for d in plan.devices.values()),
             "inexpressible": len(plan.inexpressible()),
+            "owned": len(plan.claimed()),
         },
         "steps": [
             {
@@ -84,9 +85,18 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
                     {"path": i.path, "value": i.value, "owner": str(i.owner), "reason": i.reason}
                     for i in dp.inexpressible
                 ],
+                "owned": [
+                    {
+                        "path": c.path,
+                        "owner": c.owner,
+                        "intended": c.intended,
+                        "observed": c.observed,
+                    }
+                    for c in dp.claimed
+                ],
             }
             for name, dp in sorted(plan.devices.items())
-            if dp.changes or dp.unknown or dp.conflicts or dp.held or dp.inexpressible
+            if dp.changes or dp.unknown or dp.conflicts or dp.held or dp.inexpressible or dp.claimed
         },
     }
 
@@ -160,6 +170,7 @@ def plan_text(
         for held in dp.held:
             lines.append(f"HELD {name} {held.path} at {held.value!r}: {held.reason}")
     lines += inexpressible_lines(plan)
+    lines += owned_lines(plan)
     if plan.refused:
         lines.append(f"REFUSED: {plan.refused}")
     unmanaged = sum(len(d.unmanaged) for d in plan.devices.values())
@@ -170,6 +181,29 @@ def plan_text(
     )
     lines.append(f"plan hash {short_hash(plan_hash(plan, fleet=fleet))}")
     return "\n".join(lines) + "\n"
+
+
+def owned_lines(plan: Plan) -> list[str]:
+    """One line per (owner, path, intended value): changes a rollout owns, with how
+    many devices; then how an operator takes them over."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for item in plan.claimed():
+        groups.setdefault((item.owner, item.path, repr(item.intended)), []).append(item.device)
+    lines = []
+    for (owner, path, intended), devices in sorted(groups.items()):
+        named = ", ".join(devices[:3]) + (
+            f" and {len(devices) - 3} more" if len(devices) > 3 else ""
+        )
+        lines.append(
+            f"OWNED by {owner}: {path} -> {intended} on {len(devices)} device(s) ({named});"
+            " not written"
+        )
+    if lines:
+        lines.append(
+            "  the rollout writes these in its waves; to write them now: plumb apply"
+            " --take-over ROLLOUT --reason TEXT (audited)"
+        )
+    return lines
 
 
 def inexpressible_lines(plan: Plan) -> list[str]:

@@ -172,11 +172,24 @@ def apply(
             "0 commits without a confirm window.",
         ),
     ] = 120.0,
+    take_over: Annotated[
+        str | None,
+        typer.Option(
+            "--take-over",
+            metavar="ROLLOUT",
+            help="Also write the changes this active or approved rollout owns (they are"
+            " otherwise left to its waves); needs --reason, audited.",
+        ),
+    ] = None,
+    reason: Annotated[
+        str | None, typer.Option(help="Why --take-over writes a rollout's fields now.")
+    ] = None,
 ) -> None:
     """Apply the whole plan in its safe order; a second plan afterwards is empty.
 
     Given a plan saved by `plumb plan -o`, apply exactly that plan, and refuse if any
-    device no longer holds a value the plan was made against."""
+    device no longer holds a value the plan was made against. Changes an active or
+    approved rollout owns are shown as OWNED and never written (one writer per field)."""
     from service.savedplan import load_plan_file
 
     check_format(format)
@@ -193,7 +206,16 @@ def apply(
                 context,
                 targets,
                 _Options(
-                    select, dry_run, yes, format, expand, concurrency, confirm_within or None, saved
+                    select,
+                    dry_run,
+                    yes,
+                    format,
+                    expand,
+                    concurrency,
+                    confirm_within or None,
+                    saved,
+                    take_over,
+                    reason,
                 ),
             )
         finally:
@@ -240,6 +262,8 @@ def _apply(context: FleetContext, targets: Targets, options: _Options) -> ApplyR
         dry_run=options.dry_run,
         concurrency=options.concurrency,
         confirm_within=options.confirm_within,
+        take_over=options.take_over,
+        take_over_reason=options.reason,
     )
     the_plan, report = apply_fleet(context, targets, request, _CliHooks(context, options))
     name, dry_run = context.fleet.config.fleet, options.dry_run
@@ -268,6 +292,8 @@ class _Options:
     concurrency: int
     confirm_within: float | None
     saved: SavedPlan | None = None
+    take_over: str | None = None
+    reason: str | None = None
 
 
 @app.command(cls=DriftCommand)

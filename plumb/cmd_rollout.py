@@ -34,6 +34,7 @@ from reconciler.targets import rule_for
 from rollouts.caps import PlanError
 from rollouts.load import LoadedSpec, load_rollout
 from service.context import FleetContext
+from service.owned import NO_OWNERSHIP
 from service.planning import make_plan
 from service.rollback import finish_rollback
 from service.runtime import rollout_runtime
@@ -103,8 +104,12 @@ def rollout_plan(
         targets = context.targets()
         try:
             progress = format == "text" and sys.stderr.isatty()
-            observed = make_plan(
-                context, targets, select, progress=ConsoleReporter(enabled=progress, minimum=8)
+            observed = make_plan(  # what the spec would change, whoever owns it now
+                context,
+                targets,
+                select,
+                progress=ConsoleReporter(enabled=progress, minimum=8),
+                ownership=NO_OWNERSHIP,
             )
         finally:
             targets.close()

@@ -11,10 +11,16 @@ global option before the command's name (``plumb --bogus drift``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import typer
 from typer import _click
 from typer._click.exceptions import UsageError
 from typer.core import TyperCommand, TyperGroup
+
+from service.errors import ServiceError
+
+_WORDS = "plumb.words"  # the command line's words, kept in the context for exit codes
 
 
 class _PendingCommand(TyperCommand):
@@ -47,15 +53,25 @@ def error_exit_code(args: Sequence[str]) -> int:
 
 class PendingAwareGroup(TyperGroup):
     """A group whose own usage errors (a bad global option) exit 1 when the command line
-    is one whose exit 2 means changes pending."""
+    is one whose exit 2 means changes pending; and where a refusal of the service floor
+    (:class:`~service.errors.ServiceError`) becomes ``error: message`` and its exit."""
 
     def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
         words = list(args)
+        ctx.meta[_WORDS] = words
         try:
             return super().parse_args(ctx, args)
         except UsageError as exc:
             exc.exit_code = error_exit_code(words)
             raise
+
+    def invoke(self, ctx: _click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ServiceError as exc:
+            _click.echo(f"error: {exc.message}", err=True)
+            code = error_exit_code(ctx.meta.get(_WORDS, ())) if exc.code == 2 else exc.code
+            raise typer.Exit(code) from None
 
 
 class DriftCommand(_PendingCommand):

@@ -4,8 +4,9 @@ proven-safe order.
 Level-triggered: the plan is a function of the whole desired state and the whole
 observed state, nothing else. For each device it records the changes (field, from,
 to, owner), the fields it observed but does not own (reported, never written), the
-fields another writer owns (conflicts: reported, never fought over), fields held by
-a rollback pin, fields the device's platform cannot express (refused with the
+fields another writer owns (conflicts: reported, never fought over), changes an
+active or approved rollout owns (claimed: the rollout writes them in its waves),
+fields held by a rollback pin, fields the device's platform cannot express (refused with the
 platform's reason, never sent: :mod:`reconciler.capabilities`), and devices that could
 not be observed (unknown: nothing planned).
 """
@@ -13,7 +14,7 @@ not be observed (unknown: nothing planned).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from intent.fleet import Fleet
@@ -44,6 +45,22 @@ class Held:
 
 
 @dataclass(frozen=True)
+class Claimed:
+    """A field an active or approved rollout owns: its change is the rollout's to
+    write, in its wave; a one-shot apply reports it and never writes it."""
+
+    device: str
+    path: str
+    owner: str  # e.g. "rollout qos-1 (wave 2)"
+    intended: Scalar
+    observed: Scalar
+
+
+OwnerOf = Callable[[str, str], str | None]
+"""(device, path) -> who owns that field's change, or None: plumb's plan writes it."""
+
+
+@dataclass(frozen=True)
 class Inexpressible:
     """An intended value the device's platform has no way to express: never sent."""
 
@@ -63,6 +80,7 @@ class DevicePlan:
     held: tuple[Held, ...] = ()
     unknown: str | None = None
     inexpressible: tuple[Inexpressible, ...] = ()
+    claimed: tuple[Claimed, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,9 @@ class Plan:
 
     def change_count(self) -> int:
         return sum(len(dp.changes) for dp in self.devices.values())
+
+    def claimed(self) -> list[Claimed]:
+        return [c for dp in self.devices.values() for c in dp.claimed]
 
     def inexpressible(self) -> list[Inexpressible]:
         return [i for dp in self.devices.values() for i in dp.inexpressible]
@@ -109,9 +130,10 @@ def plan_device(
     claims: Sequence[ExternalOwner],
     holds: Mapping[str, tuple[Scalar, str]],
     platform: str = "",
+    owner_of: OwnerOf | None = None,
 ) -> DevicePlan:
-    """Diff one device; split off conflicts, held fields and what its platform cannot
-    express."""
+    """Diff one device; split off conflicts, held fields, what its platform cannot
+    express, and changes a rollout owns (``owner_of``)."""
     wanted: dict[str, Owned] = {}
     conflicts: list[Conflict] = []
     held: list[Held] = []
@@ -138,13 +160,25 @@ def plan_device(
                 continue
             wanted[path] = owned
     unmanaged = tuple(sorted(observed.keys() - desired.keys()))
+    changes = diff(wanted, observed)
+    claimed: list[Claimed] = []
+    if owner_of is not None and changes:
+        mine = []
+        for change in changes:
+            owner = owner_of(device, change.path)
+            if owner is None:
+                mine.append(change)
+            else:
+                claimed.append(Claimed(device, change.path, owner, change.after, change.before))
+        changes = mine
     return DevicePlan(
         device,
-        tuple(diff(wanted, observed)),
+        tuple(changes),
         unmanaged,
         tuple(conflicts),
         tuple(held),
         inexpressible=tuple(refused),
+        claimed=tuple(claimed),
     )
 
 
@@ -156,13 +190,15 @@ def build_plan(
     *,
     errors: Mapping[str, str] | None = None,
     holds: Holds | None = None,
+    owner_of: OwnerOf | None = None,
 ) -> Plan:
     """The plan for every device in ``desired``; devices whose observation failed are
     ``unknown`` and get no changes. The step order is proved safe or the plan refused,
     also when a pairwise change faces a device whose observation failed (``None``).
 
     ``observed`` may hold devices outside ``desired`` (neighbours of a selection): they
-    take part in the safety proof but are not planned."""
+    take part in the safety proof but are not planned. Changes ``owner_of`` names an
+    owner for are reported as claimed and left out of the steps."""
     errors = errors or {}
     holds = holds or {}
     claims = fleet.config.ownership
@@ -174,7 +210,9 @@ def build_plan(
             continue
         known = fleet.devices.get(device)
         platform = known.platform.value if known is not None else ""
-        plans[device] = plan_device(device, wanted, state, claims, holds.get(device, {}), platform)
+        plans[device] = plan_device(
+            device, wanted, state, claims, holds.get(device, {}), platform, owner_of
+        )
     changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
     steps = order_changes(fleet, changes)
     unobserved = {n for n, dp in plans.items() if dp.unknown is not None}

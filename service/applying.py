@@ -1,8 +1,10 @@
 """Apply the fleet's plan under the rules every writer obeys, once for every front
 door: the kill switch (freeze), the lease and its fencing token on every device
 write, writes an interrupted run left open settled before planning, a plan made (or
-a saved plan re-checked) only after the lease is held, and every plan and write
-audited. A dry run stages and compares without the lease and writes nothing.
+a saved plan re-checked) only after the lease is held, one writer per field (a change
+an active or approved rollout owns is the rollout's: reported, never written, unless
+the operator takes it over with a reason, audited), and every plan and write audited.
+A dry run stages and compares without the lease and writes nothing.
 
 The front door takes part through :class:`ApplyHooks`: it shows the plan, is asked
 before anything is written, and watches progress.
@@ -23,6 +25,8 @@ from reconciler.targets import Targets
 from service.context import AuditToDb, DbGuard, FleetContext
 from service.errors import ServiceError
 from service.interrupted import Settled, settle_interrupted
+from service.owned import Ownership
+from service.ownership import rollout_ownership
 from service.planning import NoProgress, Progress, make_plan
 from service.savedplan import recheck
 
@@ -36,6 +40,8 @@ class ApplyRequest:
     dry_run: bool = False
     concurrency: int = 16
     confirm_within: float | None = 120.0  # commit-confirm window; None commits at once
+    take_over: str | None = None  # write the changes this rollout owns (audited) ...
+    take_over_reason: str | None = None  # ... for this reason
 
 
 class ApplyHooks(Protocol):
@@ -112,8 +118,9 @@ def _plan_and_apply(
     hooks: ApplyHooks,
     token: LeaseToken | None,
 ) -> tuple[Plan, ApplyReport]:
+    ownership = _ownership(context, request)
     if request.saved is not None:
-        the_plan = recheck(context, targets, request.saved)
+        the_plan = recheck(context, targets, request.saved, ownership)
     else:
         the_plan = make_plan(
             context,
@@ -121,6 +128,7 @@ def _plan_and_apply(
             request.select,
             progress=hooks.progress(),
             concurrency=request.concurrency,
+            ownership=ownership,
         )
     audit_plan(context, the_plan)
     hooks.planned(the_plan)
@@ -131,6 +139,31 @@ def _plan_and_apply(
     if not request.dry_run and not hooks.confirm(the_plan):
         raise ServiceError("aborted", 1)
     return the_plan, _run(context, targets, the_plan, token, request, hooks.progress())
+
+
+def _ownership(context: FleetContext, request: ApplyRequest) -> Ownership:
+    """Who owns which changes now; with ``take_over``, that rollout's claim is set
+    aside, which needs a reason and is audited before anything is planned."""
+    owned = rollout_ownership(context)
+    if request.take_over is None:
+        return owned
+    if request.take_over not in owned.rollouts():
+        active = ", ".join(owned.rollouts()) or "none"
+        raise ServiceError(
+            f"--take-over {request.take_over}: that rollout owns no field now (owners: {active})"
+        )
+    if not (request.take_over_reason or "").strip():
+        raise ServiceError("--take-over needs --reason: taking fields from a rollout is audited")
+    if not request.dry_run:
+        context.audit(
+            "decision",
+            detail={
+                "apply": "take-over",
+                "rollout": request.take_over,
+                "reason": request.take_over_reason,
+            },
+        )
+    return owned.without(request.take_over)
 
 
 def _run(

@@ -16,6 +16,7 @@ from rollouts.caps import PlanError
 from rollouts.gitpin import Declaration
 from rollouts.load import LoadedSpec
 from service.context import FleetContext
+from service.owned import NO_OWNERSHIP
 from service.planning import make_plan
 from service.runtime import rollout_runtime
 
@@ -70,7 +71,10 @@ def begin_rollout(
     spec_rel = Path(loaded.doc.path).as_posix()
     targets = context.targets()
     try:
-        observed = make_plan(context, targets, select, concurrency=concurrency)
+        # the rollout about to begin is the writer of its change (one active at a time)
+        observed = make_plan(
+            context, targets, select, concurrency=concurrency, ownership=NO_OWNERSHIP
+        )
     finally:
         targets.close()
     if observed.refused:

@@ -46,6 +46,7 @@ class Claim:
     targets: Mapping[str, frozenset[str]] = field(default_factory=dict)  # device -> paths
     selected: frozenset[str] = frozenset()  # queued: the devices its spec selects
     globs: tuple[str, ...] = ()  # queued: the spec's targets.paths (empty: every path)
+    waves: Mapping[str, int] = field(default_factory=dict)  # target device -> its wave
 
     def carried(self) -> frozenset[str]:
         """Every path the rollout writes on any of its targets."""
@@ -56,6 +57,7 @@ class Claim:
 class Owner:
     rollout: str
     why: str  # target | carried | queued
+    wave: int | None = field(default=None, compare=False)  # a target's wave
 
     def describe(self) -> str:
         if self.why == TARGET:
@@ -63,6 +65,16 @@ class Owner:
         if self.why == CARRIED:
             return f"owned by rollout {self.rollout} (the change it carries)"
         return f"owned by rollout {self.rollout} (approved, queued)"
+
+    def short(self) -> str:
+        """``rollout ID (wave N)``, as a plan shows the owner of a change."""
+        if self.why == TARGET and self.wave is not None:
+            return f"rollout {self.rollout} (wave {self.wave})"
+        if self.why == TARGET:
+            return f"rollout {self.rollout}"
+        if self.why == CARRIED:
+            return f"rollout {self.rollout} (the change it carries)"
+        return f"rollout {self.rollout} (approved, queued)"
 
 
 class Ownership:
@@ -79,7 +91,7 @@ class Ownership:
         """The rollout that owns ``path`` on ``device``, if any."""
         for claim, carried in self._carried:
             if path in claim.targets.get(device, ()):
-                return Owner(claim.rollout, TARGET)
+                return Owner(claim.rollout, TARGET, claim.waves.get(device))
             if path in carried:
                 return Owner(claim.rollout, CARRIED)
             if claim.globs:
@@ -88,6 +100,18 @@ class Ownership:
             elif device in claim.selected:
                 return Owner(claim.rollout, QUEUED)
         return None
+
+    def owner_text(self, device: str, path: str) -> str | None:
+        """Who owns the change of ``path`` on ``device`` (a plan's ``owner_of``)."""
+        owner = self.owner(device, path)
+        return None if owner is None else owner.short()
+
+    def without(self, rollout: str) -> Ownership:
+        """The claims of every rollout but ``rollout`` (an audited override)."""
+        return Ownership(tuple(c for c in self.claims if c.rollout != rollout))
+
+    def rollouts(self) -> list[str]:
+        return [c.rollout for c in self.claims]
 
 
 NO_OWNERSHIP = Ownership()

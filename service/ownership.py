@@ -50,8 +50,9 @@ def rollout_ownership(context: FleetContext) -> Ownership:
     claims: list[Claim] = []
     for row in db.journal.all():
         if writes_fields(db, row):
-            targets = {t.device: frozenset(t.intended) for t in db.journal.targets(row.id)}
-            claims.append(Claim(row.id, targets))
+            rows = db.journal.targets(row.id)
+            targets = {t.device: frozenset(t.intended) for t in rows}
+            claims.append(Claim(row.id, targets, waves={t.device: t.wave for t in rows}))
     for approval in db.approvals.rows(state=ApprovalState.pending):
         if approval.kind is not ApprovalKind.start:
             continue

@@ -16,6 +16,8 @@ from reconciler.settings import State
 from reconciler.targets import TargetError, Targets
 from service.context import FleetContext
 from service.errors import ServiceError
+from service.owned import Ownership
+from service.ownership import rollout_ownership
 
 
 class Progress(Protocol):
@@ -59,9 +61,14 @@ def make_plan(
     *,
     progress: Progress | None = None,
     concurrency: int = 16,
+    ownership: Ownership | None = None,
 ) -> Plan:
     """Observe ``select``'s devices and their neighbours ``concurrency`` at a time and
-    plan them against the intent, rollback pins shown as HELD."""
+    plan them against the intent, rollback pins shown as HELD.
+
+    One writer per field: a change an active or approved rollout owns is the
+    rollout's (``ownership``, by default what the journal and the approvals say now);
+    it is reported as claimed and left out of the plan's steps."""
     fleet = context.fleet
     names = selected_names(context, select)
     everyone = names + neighbours(fleet, names)
@@ -78,4 +85,12 @@ def make_plan(
     errors = {n: o.error for n, o in observations.items() if o.error}
     desired = render_desired(fleet, names)
     holds = context.db.journal.holds()  # rollback pins: shown as HELD, never re-applied
-    return build_plan(fleet, desired, observed, errors=errors, holds=holds)
+    owned = rollout_ownership(context) if ownership is None else ownership
+    return build_plan(
+        fleet,
+        desired,
+        observed,
+        errors=errors,
+        holds=holds,
+        owner_of=owned.owner_text if owned else None,
+    )

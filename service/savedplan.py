@@ -22,6 +22,7 @@ from reconciler.settings import State
 from reconciler.targets import TargetError, Targets
 from service.context import FleetContext
 from service.errors import ServiceError
+from service.owned import Ownership
 
 
 def write_plan_file(path: Path, document: dict[str, object]) -> None:
@@ -46,8 +47,27 @@ def load_plan_file(path: Path) -> SavedPlan:
         raise ServiceError(f"cannot apply the plan {path}: {exc}") from None
 
 
-def recheck(context: FleetContext, targets: Targets, saved: SavedPlan) -> Plan:
-    """The saved plan, once the devices show it still applies as made; else exit 1."""
+def check_ownership(label: str, plan: Plan, ownership: Ownership) -> None:
+    """Refuse a saved plan that writes a field a rollout owns now (one writer per field)."""
+    if not ownership:
+        return
+    for step in plan.steps:
+        for device in step.devices():
+            for change in step.changes[device]:
+                owner = ownership.owner_text(device, change.path)
+                if owner is not None:
+                    raise ServiceError(
+                        f"{label} writes {device} {change.path}, owned by {owner} since it was"
+                        " made: the rollout writes it in its wave; make a new plan",
+                        1,
+                    )
+
+
+def recheck(
+    context: FleetContext, targets: Targets, saved: SavedPlan, ownership: Ownership
+) -> Plan:
+    """The saved plan, once the devices show it still applies as made and no field it
+    writes is owned by a rollout (``ownership``); else refused (code 1)."""
     fleet = context.fleet
     name = fleet.config.fleet
     label = f"plan {short_hash(saved.digest)}"
@@ -67,6 +87,7 @@ def recheck(context: FleetContext, targets: Targets, saved: SavedPlan) -> Plan:
                         "rollback since; make a new plan",
                         1,
                     )
+    check_ownership(label, plan, ownership)
     everyone = sorted(plan.devices) + neighbours(fleet, plan.devices)
     try:
         observations = observe_all(targets, everyone)

@@ -31,9 +31,18 @@ SUMMARY_KEYS = {
     "conflicts",
     "held",
     "inexpressible",
+    "owned",
 }
 STEP_KEYS = {"index", "phase", "devices", "changes"}
-DEVICE_KEYS = {"changes", "unknown", "unmanaged_fields", "conflicts", "held", "inexpressible"}
+DEVICE_KEYS = {
+    "changes",
+    "unknown",
+    "unmanaged_fields",
+    "conflicts",
+    "held",
+    "inexpressible",
+    "owned",
+}
 CHANGE_KEYS = {"path", "from", "to", "owner"}
 PLAN_CHANGE_KEYS = CHANGE_KEYS | {"step"}
 APPLY_KEYS = {
