@@ -116,7 +116,7 @@ def schema(
     out: Annotated[Path | None, typer.Option(help="Write <kind>.schema.json files here.")] = None,
 ) -> None:
     """JSON Schema for each file kind (plumb, inventory, intent, waivers, rollout)."""
-    from plumb.schemas import FILE_KINDS, schema_for, write_schemas
+    from ci.schemas import FILE_KINDS, schema_for, write_schemas
 
     if out is None:
         typer.echo(json.dumps({kind: schema_for(kind) for kind in FILE_KINDS}, indent=2))

@@ -14,10 +14,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from ci.schemas import FILE_KINDS, schema_for
 from inventory.problems import InputError
 from inventory.source import parse_text
 from inventory.validation import validate_document
-from plumb.schemas import FILE_KINDS, schema_for
 
 ROOT = Path(__file__).resolve().parent.parent
 ORION = ROOT / "examples" / "orion"
