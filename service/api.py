@@ -33,6 +33,7 @@ from service.context import fleet_context
 from service.errors import ServiceError
 from service.planning import make_plan
 from service.savedplan import load_plan_file, write_plan_file
+from service.validation import evaluate_fleet
 
 
 def load(root: str | Path) -> Fleet:
@@ -44,13 +45,7 @@ def validate(
     root: str | Path, *, today: date | None = None, repo_policies: bool = True
 ) -> PolicyReport:
     """Every built-in policy (and the repo's own under ``policies/``) over the fleet."""
-    from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-    from policies.engine import BUILTIN, evaluate
-    from policies.repo import load_repo_policies
-
-    fleet = load(root)
-    policies = list(BUILTIN) + (load_repo_policies(fleet.root) if repo_policies else [])
-    return evaluate(fleet, policies, today=today or date.today())
+    return evaluate_fleet(load(root), today=today, repo_policies=repo_policies)
 
 
 def plan(root: str | Path, *, select: str | None = None, concurrency: int = 16) -> Plan:

@@ -1,10 +1,12 @@
 """``plumb plan -o FILE`` and ``plumb apply FILE``: writing a plan, and checking a saved
 one against the devices before it is applied exactly as it was made.
 
-A saved plan is applied only while every device still holds each from-value the plan
-was made against, no field it writes is pinned by a rollback since, and its order is
-still proved safe against the neighbours as they are now; otherwise apply refuses,
-naming the first field that moved.
+A saved plan is applied only while each of its to-values is what the current intent
+renders for that field (an edited plan, even one whose hash was recomputed, is
+refused), the intent passes every deny policy, no field it writes is pinned by a
+rollback or owned by a rollout since, every device still holds each from-value the
+plan was made against, and its order is still proved safe against the neighbours as
+they are now; otherwise apply refuses, naming the first field that fails.
 """
 
 from __future__ import annotations
@@ -14,15 +16,18 @@ from pathlib import Path
 
 from ci.planfile import PlanFileError, SavedPlan, first_moved, read_plan, short_hash
 from ci.planfmt import dumps
+from intent.fleet import Fleet
 from reconciler.loop import observe_all
 from reconciler.order import UnsafePlan, prove_order, unprovable_links
 from reconciler.plan import Plan
+from reconciler.render import render_desired
 from reconciler.select import neighbours
 from reconciler.settings import State
 from reconciler.targets import TargetError, Targets
 from service.context import FleetContext
 from service.errors import ServiceError
 from service.owned import Ownership
+from service.validation import evaluate_fleet
 
 
 def write_plan_file(path: Path, document: dict[str, object]) -> None:
@@ -63,6 +68,46 @@ def check_ownership(label: str, plan: Plan, ownership: Ownership) -> None:
                     )
 
 
+def check_against_intent(label: str, plan: Plan, fleet: Fleet) -> None:
+    """Refuse a saved plan any of whose to-values is not what the current intent
+    renders for that field (an edited plan, or one the intent has moved away from),
+    naming the first."""
+    desired = render_desired(fleet, sorted(plan.devices))
+    for step in plan.steps:
+        for device in step.devices():
+            wanted = desired.get(device, {})
+            for change in step.changes[device]:
+                owned = wanted.get(change.path)
+                if owned is None:
+                    raise ServiceError(
+                        f"{label} writes {device} {change.path}, which the intent does not"
+                        " set: make a new plan",
+                        1,
+                    )
+                if type(owned.value) is not type(change.after) or owned.value != change.after:
+                    raise ServiceError(
+                        f"{label} writes {device} {change.path} = {change.after!r}; the intent"
+                        f" says {owned.value!r} ({owned.owner}): make a new plan",
+                        1,
+                    )
+
+
+def check_policies(label: str, fleet: Fleet) -> None:
+    """Refuse while the intent the plan carries fails a deny policy, naming the first."""
+    report = evaluate_fleet(fleet)
+    for error in report.errors:
+        raise ServiceError(f"{label}: policy {error.policy} failed to run: {error.error}", 1)
+    denies = report.denies()
+    if denies:
+        first = denies[0]
+        more = f" (and {len(denies) - 1} more: plumb validate)" if len(denies) > 1 else ""
+        raise ServiceError(
+            f"{label} is not applied while the intent fails policy {first.policy}:"
+            f" {first.location}: {first.message}{more}",
+            1,
+        )
+
+
 def recheck(
     context: FleetContext, targets: Targets, saved: SavedPlan, ownership: Ownership
 ) -> Plan:
@@ -87,6 +132,8 @@ def recheck(
                         "rollback since; make a new plan",
                         1,
                     )
+    check_against_intent(label, plan, fleet)
+    check_policies(label, fleet)
     check_ownership(label, plan, ownership)
     everyone = sorted(plan.devices) + neighbours(fleet, plan.devices)
     try:
