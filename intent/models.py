@@ -21,16 +21,14 @@ from pydantic import Field, StrictInt, StringConstraints, field_validator, model
 
 from intent.serve import ServeConfig
 from intent.sources import SourcesConfig
-from inventory.models import (
+from inventory.models import LinkClass, Platform, Role
+from inventory.schemabase import (
     Ipv4,
     Ipv4Interface,
     Ipv4Network,
     Label,
-    LinkClass,
     Name,
-    Platform,
     PortName,
-    Role,
     Strict,
 )
 

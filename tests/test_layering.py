@@ -33,7 +33,6 @@ PRODUCT = (*STAGES, "benchmarks")
 
 KNOWN_CIRCLES: list[frozenset[str]] = [
     frozenset({"benchmarks/gencompact.py", "benchmarks/genfleet.py"}),
-    frozenset({"inventory/models.py", "inventory/topology_model.py"}),
     frozenset(
         {
             "inventory/parsecache.py",
