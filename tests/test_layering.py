@@ -35,17 +35,6 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
     frozenset({"benchmarks/gencompact.py", "benchmarks/genfleet.py"}),
     frozenset(
         {
-            "inventory/parsecache.py",
-            "inventory/source.py",
-            "inventory/topology.py",
-            "inventory/topology_doc.py",
-            "inventory/topology_exceptions.py",
-            "inventory/topology_rules.py",
-            "inventory/validation.py",
-        }
-    ),
-    frozenset(
-        {
             "reconciler/state/audit.py",
             "reconciler/state/db.py",
             "reconciler/state/drifttold.py",
