@@ -45,7 +45,6 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
             "reconciler/state/outbox.py",
         }
     ),
-    frozenset({"plumb/app.py", "plumb/lazycli.py"}),
     frozenset({"rollouts/execute.py", "rollouts/rollback.py"}),
     frozenset({"plumb/cmd_approve.py", "plumb/cmd_rollout.py"}),
 ]
