@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
-from plumb.cmd_rollout import IdArg, _lease, _show_status
+from plumb.cmd_rollout import _lease, _show_status
 from plumb.progress import ConsoleReporter
+from plumb.rolloutapp import IdArg
 from reconciler.errors import FencedOut, Frozen
 from reconciler.state.journal import RolloutStatus, WaveStatus
 from rollouts.spec import RollbackScope
