@@ -70,10 +70,11 @@ def rollback_command(
     ] = 16,
 ) -> None:
     """Restore the recorded before-states, verify by re-observe, pin the fields."""
-    from rollouts.execute import RolloutStopped, load_context
+    from rollouts.execute import load_context
     from rollouts.gitpin import NotDeclared, intent_change
     from rollouts.gitpin import revert_branch as make_branch
     from rollouts.rollback import RollbackError, rollback
+    from rollouts.targetops import RolloutStopped
 
     check_format(format)
     text = format == "text"

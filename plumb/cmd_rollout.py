@@ -174,8 +174,9 @@ def _show_status(context: FleetContext, rollout: str, format: str) -> None:
 def _drive(
     context: FleetContext, rollout: str, token: LeaseToken, show: bool, concurrency: int = 16
 ) -> RolloutStatus:
-    from rollouts.execute import RolloutStopped, drive
+    from rollouts.execute import drive
     from rollouts.spec import RolloutSpec
+    from rollouts.targetops import RolloutStopped
 
     journal = context.db.journal
     names = [t.device for t in journal.targets(rollout)]
