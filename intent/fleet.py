@@ -27,7 +27,7 @@ from intent.models import (
     Waiver,
     WaiversFile,
 )
-from intent.settings import DeviceIntent, SettingsResolver, Sourced
+from intent.resolve import DeviceIntent, SettingsResolver, Sourced
 from inventory.gcpause import gc_paused
 from inventory.index import CablingIndex
 from inventory.loadfile import load_document

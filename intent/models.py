@@ -5,7 +5,7 @@ Two kinds of content live here:
 * **Device settings** (:class:`DeviceSettings`): MTU per link class, the RoCE QoS
   profile, BGP and the firmware bundle. They can be set fleet-wide (the top-level
   ``mtu``/``qos``/``bgp``/``firmware`` sections), per group (``groups``) or per
-  device (``devices``); :mod:`intent.settings` resolves them with one owner each.
+  device (``devices``); :mod:`intent.resolve` resolves them with one owner each.
 * **Catalogues** that are fleet-wide only: validated firmware bundles, blocked
   combinations, and the point-to-point addressing plan.
 
