@@ -58,8 +58,12 @@ CONTROLLER_DOOR = "plumb/cmd_serve.py"
 
 # Third-party client -> the only modules allowed to import it.
 EDGE_OWNERS = {
-    "netmiko": ["reconciler/drivers/netmiko_*.py"],
-    "paramiko": ["reconciler/drivers/netmiko_*.py"],
+    "netmiko": ["reconciler/drivers/netmiko_*.py", "reconciler/drivers/ssh_transport.py"],
+    "paramiko": [
+        "reconciler/drivers/netmiko_errors.py",
+        "reconciler/drivers/netmiko_exec.py",
+        "reconciler/drivers/ssh_transport.py",
+    ],
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
     "git": ["ci/gitrepo.py", "ci/gitrev.py", "serve/gitpoll.py", "rollouts/gitpin.py"],
     "sqlite3": ["reconciler/state/*.py", "lab/store.py", "lab/clock.py"],
