@@ -61,7 +61,7 @@ EDGE_OWNERS = {
     "netmiko": ["reconciler/drivers/netmiko_*.py", "reconciler/drivers/ssh_transport.py"],
     "paramiko": [
         "reconciler/drivers/netmiko_errors.py",
-        "reconciler/drivers/netmiko_exec.py",
+        "reconciler/drivers/ssh_exec.py",
         "reconciler/drivers/ssh_transport.py",
     ],
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
