@@ -9,7 +9,7 @@
    the new bundle carries a defect confined to the minority stratum (NIC revision
    B0, 4 of 32 nodes: +6 % step time and uncorrectable FEC codewords). The canary
    bakes for the wave's sized bake on the lab's virtual metrics and is judged by the
-   spec's pre-declared abort conditions (``rollouts.assess.assess_wave``). Printed:
+   spec's pre-declared abort conditions (``rollouts.abortcheck.assess_wave``). Printed:
    detection rate (abort with the defect), A/A false-abort rate (abort without it),
    the hold rate, and stalled GPU-hours of the canary wave and of the whole
    stratified plan against the lower bound (each gang drained once).
@@ -34,7 +34,7 @@ from intent.fleet import Fleet, load_fleet  # noqa: E402
 from lab.metrics import Defect, Signal, Window, series, target_attributes  # noqa: E402
 from lab.source import inventory_attributes  # noqa: E402
 from reconciler.settings import Change, Scalar  # noqa: E402
-from rollouts.assess import assess_wave, measure_noise_floor  # noqa: E402
+from rollouts.abortcheck import assess_wave, measure_noise_floor  # noqa: E402
 from rollouts.evidence import Decision  # noqa: E402
 from rollouts.load import load_rollout  # noqa: E402
 from rollouts.planning import plan_changes  # noqa: E402

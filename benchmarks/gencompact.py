@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # genfleet imports this module; its classes are only annotations here
-    from benchmarks.genfleet import _Fleet, _Link, _Render
+if TYPE_CHECKING:
+    from benchmarks.genlayout import Cable, FleetLayout
 
 RECORD_FILES = (
     "inventory/racks.yaml",
@@ -29,24 +29,24 @@ TOPOLOGY_FILE = "inventory/topology.yaml"
 
 
 def _mgmt(block: int, index: str) -> str:
-    """The management address pattern of genfleet's ``_mgmt(block, index)``: .1-.254 of
+    """The management address pattern of genlayout's ``mgmt_address(block, index)``: .1-.254 of
     consecutive /24s from 198.18.<block>.0."""
     third = f"{block} + ({index}) // 254"
     return f"198.{{18 + ({third}) // 256}}.{{({third}) % 256}}.{{({index}) % 254 + 1}}"
 
 
-def _metres(link: _Link) -> str:
+def _metres(link: Cable) -> str:
     return f"{link.length_dm // 10}.{link.length_dm % 10}"
 
 
-def _rows(links: list[_Link], per_row: int, indent: str) -> list[str]:
+def _rows(links: list[Cable], per_row: int, indent: str) -> list[str]:
     return [
         f"{indent}- [{', '.join(_metres(link) for link in links[i : i + per_row])}]\n"
         for i in range(0, len(links), per_row)
     ]
 
 
-def _ragged_rows(links: list[_Link], sizes: list[int], indent: str) -> list[str]:
+def _ragged_rows(links: list[Cable], sizes: list[int], indent: str) -> list[str]:
     out, start = [], 0
     for size in sizes:
         out.append(
@@ -61,7 +61,7 @@ def _plane_label(first: str) -> str:
     return f'      labels: {{fabric_plane: "rails-{{{first}}}-{{{last}}}"}}\n'
 
 
-def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
+def compact_topology(fleet: FleetLayout, header: str) -> str:
     """The text of ``inventory/topology.yaml`` for ``fleet``."""
     f, p = fleet, fleet.plan
     rpp, spp = p.rails_per_plane, p.spines_per_plane
@@ -109,7 +109,7 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         "      model: \"{choose(r % 2, '7060DX5-64S', 'ACS-SN5600')}\"\n",
         "      platform: \"{choose(r % 2, 'eos', 'sonic')}\"\n",
         f"      rack: net-{{g + 1:0{f._net_w}}}\n",
-        f'      mgmt: "{_mgmt(render.leaf_block, "g * 8 + r")}"\n',
+        f'      mgmt: "{_mgmt(f.leaf_block, "g * 8 + r")}"\n',
         '      rail: "{r}"\n',
     ]
     if p.planes > 1:
@@ -123,7 +123,7 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         "      model: 7050CX3-32S\n",
         "      platform: eos\n",
         f"      rack: net-{{g + 1:0{f._net_w}}}\n",
-        f'      mgmt: "{_mgmt(render.fe_block, "g")}"\n',
+        f'      mgmt: "{_mgmt(f.fe_block, "g")}"\n',
     ]
     for rule, low, high, rev in (
         ("hx8-nodes", 1, f.n - 4, "A1"),
@@ -140,7 +140,7 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
             "      model: HX8\n",
             "      platform: linux\n",
             f"      rack: {gpu_rack}\n",
-            f'      mgmt: "{_mgmt(render.node_block, "n - 1")}"\n',
+            f'      mgmt: "{_mgmt(f.node_block, "n - 1")}"\n',
             "      gpus: 8\n",
             f"      labels: {{nic_revision: {rev}}}\n",
             "      nics:\n",
@@ -155,10 +155,10 @@ def compact_topology(fleet: _Fleet, render: _Render, header: str) -> str:
         "      name: spine-{s + 1}\n",
         "      role: spine\n",
         "      vendor: arista\n",
-        f"      model: {render.spine_model}\n",
+        f"      model: {f.spine_model}\n",
         "      platform: eos\n",
         f"      rack: net-spine-{{s // 8 + 1:0{f._spine_rack_w}}}\n",
-        f'      mgmt: "{_mgmt(render.spine_block, "s")}"\n',
+        f'      mgmt: "{_mgmt(f.spine_block, "s")}"\n',
     ]
     if p.planes > 1:
         out.append(_plane_label("s // spines_per_plane * rails_per_plane"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 from intent.models import Addressing
-from intent.settings import DEVICE, DeviceIntent, Sourced
+from intent.resolve import DEVICE, DeviceIntent, Sourced
 from inventory.index import CablingIndex, Endpoint, port_sort_key
 from inventory.ipv4 import interface_text
 from inventory.models import BGP_ROLES, Device, LinkClass

@@ -27,13 +27,14 @@ from intent.models import (
     Waiver,
     WaiversFile,
 )
-from intent.settings import DeviceIntent, SettingsResolver, Sourced
+from intent.resolve import DeviceIntent, SettingsResolver, Sourced
 from inventory.gcpause import gc_paused
 from inventory.index import CablingIndex
+from inventory.loadfile import load_document
 from inventory.locations import LinkLocations
 from inventory.models import Device, Gang, InventoryFile, Link, Rack, Role
 from inventory.problems import InputError, Location, Problem
-from inventory.source import Document, load_document
+from inventory.source import Document
 from inventory.validation import validate_document
 
 CONFIG_FILE = "plumb.yaml"

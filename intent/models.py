@@ -5,7 +5,7 @@ Two kinds of content live here:
 * **Device settings** (:class:`DeviceSettings`): MTU per link class, the RoCE QoS
   profile, BGP and the firmware bundle. They can be set fleet-wide (the top-level
   ``mtu``/``qos``/``bgp``/``firmware`` sections), per group (``groups``) or per
-  device (``devices``); :mod:`intent.settings` resolves them with one owner each.
+  device (``devices``); :mod:`intent.resolve` resolves them with one owner each.
 * **Catalogues** that are fleet-wide only: validated firmware bundles, blocked
   combinations, and the point-to-point addressing plan.
 
@@ -21,16 +21,14 @@ from pydantic import Field, StrictInt, StringConstraints, field_validator, model
 
 from intent.serve import ServeConfig
 from intent.sources import SourcesConfig
-from inventory.models import (
+from inventory.models import LinkClass, Platform, Role
+from inventory.schemabase import (
     Ipv4,
     Ipv4Interface,
     Ipv4Network,
     Label,
-    LinkClass,
     Name,
-    Platform,
     PortName,
-    Role,
     Strict,
 )
 

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, StrictInt, StringConstraints, field_validator
 
 from intent.cron import CronError, parse_cron
-from inventory.models import Strict
+from inventory.schemabase import Strict
 
 ServeEvent = Literal["drift", "approve", "promotion", "hold", "abort", "rollback", "old_lease"]
 SERVE_EVENTS: tuple[ServeEvent, ...] = (

@@ -16,7 +16,7 @@ from typing import Any
 
 from intent.facts import PortAddress
 from intent.fleet import Fleet
-from intent.settings import Sourced
+from intent.resolve import Sourced
 from inventory.index import PortLink
 from inventory.models import BGP_ROLES
 

@@ -12,7 +12,8 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from inventory.models import Platform, Role, Strict
+from inventory.models import Platform, Role
+from inventory.schemabase import Strict
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[-a-zA-Z0-9_]{1,100}$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inventory.loadfile import load_document
 from inventory.netbox_map import Imported
 from inventory.netbox_write import FileChange, is_owned
-from inventory.source import load_document
 
 KINDS = ("rack", "device", "link")
 _SECTIONS = {"racks": "rack", "devices": "device", "links": "link"}

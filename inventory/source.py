@@ -1,8 +1,9 @@
-"""Read one YAML file of a fleet repo into plain data plus the location of every value.
+"""Parse one YAML file of a fleet repo into plain data plus the location of every value.
 
-This is the first step of the flow: bytes on disk -> (data, locations). Everything
-above it (schemas, policies, plans) reports problems as ``file:line:col`` by asking
-the :class:`Document` where a value came from.
+This is the first step of the flow: bytes -> (data, locations); reading the bytes from
+disk is :mod:`inventory.loadfile`. Everything above it (schemas, policies, plans)
+reports problems as ``file:line:col`` by asking the :class:`Document` where a value
+came from.
 
 The builder runs on ruamel.yaml's C event parser rather than its composer: events
 carry line and column, and skipping the node graph makes a 4,096-node fleet load
@@ -16,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Union
 
 from ruamel.yaml import YAML
@@ -349,46 +349,6 @@ def parse_text(path: str, raw: bytes) -> Document:
         raise InputError([Problem(Location(path, 1, 1), f"YAML syntax: {exc}")]) from None
     except RecursionError:
         raise InputError([Problem(Location(path, 1, 1), "nesting too deep")]) from None
-
-
-def load_document(root: Path, relative: Path) -> Document:
-    """Read ``root/relative``; refuse symlinks that leave the repo, and oversize files."""
-    display = relative.as_posix()
-    full = root / relative
-    try:
-        resolved = full.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise InputError([Problem(Location(display, 1, 1), f"cannot open: {exc}")]) from None
-    root_resolved = root.resolve()
-    if resolved != root_resolved and root_resolved not in resolved.parents:
-        raise InputError(
-            [Problem(Location(display, 1, 1), f"points outside the fleet repo (to {resolved})")]
-        )
-    if not resolved.is_file():
-        raise InputError([Problem(Location(display, 1, 1), "not a regular file")])
-    size = resolved.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InputError(
-            [
-                Problem(
-                    Location(display, 1, 1),
-                    f"file is {size:,} bytes; the limit is "
-                    f"{MAX_FILE_BYTES:,} (split it into several files)",
-                )
-            ]
-        )
-    try:
-        raw = resolved.read_bytes()
-    except OSError as exc:
-        raise InputError([Problem(Location(display, 1, 1), f"cannot read: {exc}")]) from None
-    from inventory.parsecache import parse_cached  # it imports this module
-
-    doc = parse_cached(display, raw, parse_text)
-    if display.startswith("inventory/") and isinstance(doc.data, dict) and "topology" in doc.data:
-        from inventory.topology import expand_document  # it builds on this module
-
-        return expand_document(doc)
-    return doc
 
 
 def walk(data: Any, prefix: tuple[Key, ...] = ()) -> Iterator[tuple[tuple[Key, ...], Any]]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inventory.loadfile import load_document
 from inventory.problems import InputError, Problem
-from inventory.source import load_document
 from inventory.topology_doc import ExpandedDocument
 from inventory.topology_emit import records_text
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictFloat, StrictInt, StringConstraints, model_validator
 
-from inventory.models import InventoryFile, Label, Name, Strict
+from inventory.schemabase import Label, Name, Strict
 
 Variable = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]{0,31}$")]
 """A loop variable or constant: lower-case, usable in an expression."""
@@ -138,7 +138,3 @@ class Topology(Strict):
     devices: tuple[DeviceRule, ...] = ()
     links: tuple[LinkRule, ...] = ()
     exceptions: tuple[TopologyException, ...] = ()
-
-
-# InventoryFile names ``Topology`` for the JSON schema; complete it now that it exists.
-InventoryFile.model_rebuild(_types_namespace={"Topology": Topology})

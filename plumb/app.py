@@ -17,13 +17,21 @@ if TYPE_CHECKING:
 
 CONFIG_FILE = "plumb.yaml"  # intent.fleet's name for it, kept here so start-up imports no models
 
+
+class _RootGroup(LazyGroup):
+    """The lazy root group of :data:`app`."""
+
+    def typer_app(self) -> typer.Typer:
+        return app
+
+
 app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     no_args_is_help=True,
     help="GitOps fleet configuration reconciler with policy-as-code for AI GPU clusters.",
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain click help: rich's help renderer costs 0.1 s at start-up
-    cls=LazyGroup,
+    cls=_RootGroup,
 )
 
 PathArg = Annotated[

@@ -2,6 +2,9 @@
 person allows the controller (``plumb serve``) to do with a rollout, journaled with
 who and when and bound to the spec's content hash and commit, and audited in the same
 transaction (docs/serve.md). The controller acts on them at its next turn.
+
+:mod:`plumb.cmd_rollout` registers both on the ``plumb rollout`` group, after its own
+commands.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Annotated
 import typer
 
 from plumb.app import PathArg, fail, fleet_context
-from plumb.cmd_rollout import IdArg, _load_spec, rollout_app
+from plumb.rolloutapp import IdArg, load_spec_or_exit
 from reconciler.state.journal import RolloutRow, WaveStatus
 from reconciler.state.journal_approvals import ApprovalKind, ApprovalState, NewApproval
 from service.context import FleetContext
@@ -40,7 +43,7 @@ def _record_approval(context: FleetContext, new: NewApproval, event: str) -> Non
 def _approve_spec(context: FleetContext, spec: str) -> NewApproval:
     from rollouts.gitpin import NotDeclared, declared
 
-    loaded = _load_spec(context.fleet, spec)
+    loaded = load_spec_or_exit(context.fleet, spec)
     spec_rel = Path(loaded.doc.path).as_posix()
     try:
         declaration = declared(context.fleet.root, spec_rel)
@@ -69,7 +72,6 @@ def _approve_rollout(context: FleetContext, row: RolloutRow) -> NewApproval:
     )
 
 
-@rollout_app.command("approve")
 def rollout_approve(
     what: Annotated[
         str,
@@ -102,7 +104,6 @@ def rollout_approve(
         typer.echo(f"approved {target} (sha256 {new.spec_sha256[:12]}) for plumb serve")
 
 
-@rollout_app.command("promote")
 def rollout_promote(
     rollout: IdArg,
     path: PathArg = Path("."),

@@ -126,8 +126,8 @@ def inventory_import(
 def _read_config(root: Path) -> PlumbConfig:
     """plumb.yaml alone (an import may run before the inventory loads), or exit 2."""
     from intent.models import PlumbConfig
+    from inventory.loadfile import load_document
     from inventory.problems import InputError
-    from inventory.source import load_document
     from inventory.validation import validate_document
 
     if not (root / CONFIG_FILE).is_file():

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
-from plumb.cmd_rollout import IdArg, _lease, _show_status
+from plumb.cmd_rollout import _lease, _show_status
 from plumb.progress import ConsoleReporter
+from plumb.rolloutapp import IdArg
 from reconciler.errors import FencedOut, Frozen
 from reconciler.state.journal import RolloutStatus, WaveStatus
 from rollouts.spec import RollbackScope
@@ -69,10 +70,11 @@ def rollback_command(
     ] = 16,
 ) -> None:
     """Restore the recorded before-states, verify by re-observe, pin the fields."""
-    from rollouts.execute import RolloutStopped, load_context
+    from rollouts.execute import load_context
     from rollouts.gitpin import NotDeclared, intent_change
     from rollouts.gitpin import revert_branch as make_branch
     from rollouts.rollback import RollbackError, rollback
+    from rollouts.targetops import RolloutStopped
 
     check_format(format)
     text = format == "text"

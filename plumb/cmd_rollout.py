@@ -20,11 +20,12 @@ import typer
 
 from ci.planfmt import dumps
 from intent.fleet import Fleet
-from inventory.problems import InputError
 from lab.fleet import lab_db_path
-from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
+from plumb.app import FormatOpt, PathArg, check_format, fail, fleet_context
+from plumb.cmd_approve import rollout_approve, rollout_promote
 from plumb.cmd_reconcile import ConcurrencyOpt
 from plumb.progress import ConsoleReporter
+from plumb.rolloutapp import IdArg, SpecArg, load_spec_or_exit, rollout_app
 from reconciler.errors import FencedOut, Frozen
 from reconciler.select import select_devices
 from reconciler.state.db import StateBusy
@@ -32,7 +33,7 @@ from reconciler.state.journal import RolloutStatus, WaveStatus
 from reconciler.state.lease import LeaseHeld, LeaseToken
 from reconciler.targets import rule_for
 from rollouts.caps import PlanError
-from rollouts.load import LoadedSpec, load_rollout
+from rollouts.load import LoadedSpec
 from service.context import FleetContext
 from service.owned import NO_OWNERSHIP
 from service.planning import make_plan
@@ -41,23 +42,6 @@ from service.runtime import rollout_runtime
 
 if TYPE_CHECKING:
     from rollouts.planning import RolloutPlan
-
-rollout_app = typer.Typer(
-    help="Rollouts: stratified canary waves within caps, bake and price.", no_args_is_help=True
-)
-app.add_typer(rollout_app, name="rollout")
-
-SpecArg = Annotated[str, typer.Argument(help="Spec name (rollouts/NAME.yaml) or its path.")]
-
-
-def _load_spec(fleet: Fleet, spec: str) -> LoadedSpec:
-    try:
-        return load_rollout(fleet.root, spec)
-    except InputError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
-        raise typer.Exit(2) from None
-
 
 def _checked_select(fleet: Fleet, loaded: LoadedSpec) -> str:
     """The spec's selection, refused at its line when it selects nothing, with a
@@ -94,7 +78,7 @@ def rollout_plan(
     check_format(format)
     with fleet_context(path) as context:
         fleet = context.fleet
-        loaded = _load_spec(fleet, spec)
+        loaded = load_spec_or_exit(fleet, spec)
         select = _checked_select(fleet, loaded)
         if _needs_lab(fleet, select) and not lab_db_path(fleet).exists():
             raise fail(
@@ -154,7 +138,6 @@ def _print(
 
 # -- execution ----------------------------------------------------------------------------
 
-IdArg = Annotated[str, typer.Argument(help="Rollout id (see `plumb rollout list`).")]
 EXIT_HELD = 3
 
 
@@ -196,8 +179,9 @@ def _show_status(context: FleetContext, rollout: str, format: str) -> None:
 def _drive(
     context: FleetContext, rollout: str, token: LeaseToken, show: bool, concurrency: int = 16
 ) -> RolloutStatus:
-    from rollouts.execute import RolloutStopped, drive
+    from rollouts.execute import drive
     from rollouts.spec import RolloutSpec
+    from rollouts.targetops import RolloutStopped
 
     journal = context.db.journal
     names = [t.device for t in journal.targets(rollout)]
@@ -290,7 +274,7 @@ def rollout_start(
     with fleet_context(path) as context:
         launched = launch(
             context,
-            _load_spec(context.fleet, spec),
+            load_spec_or_exit(context.fleet, spec),
             show=format == "text",
             concurrency=concurrency,
         )
@@ -455,4 +439,6 @@ def rollout_abort(
         )
 
 
-from plumb import cmd_approve as _cmd_approve  # noqa: E402,F401  (approve, promote)
+# plumb/cmd_approve.py: listed after the commands above in `plumb rollout --help`
+rollout_app.command("approve")(rollout_approve)
+rollout_app.command("promote")(rollout_promote)

@@ -4,7 +4,8 @@
 modules that implement them (which pull in pydantic models, rich, git, numpy); a
 command's module is imported only when that command runs. A command a module
 registers but the table does not name still runs (every module is loaded to find
-it); a test keeps the table equal to what the modules register.
+it); a test keeps the table equal to what the modules register. The root group is
+bound to the typer app in :mod:`plumb.app`, which builds on this module.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+import typer
 from typer import _click
 from typer._click.utils import make_default_short_help
 
@@ -94,24 +96,27 @@ LAZY: dict[str, LazyCommand] = {
 }
 
 
-def load_command_module(name: str) -> None:
-    """Import the module behind the command ``name`` and attach its sub-app if needed."""
-    from plumb.app import app
-
+def load_command_module(app: typer.Typer, name: str) -> None:
+    """Import the module behind the command ``name`` and attach its sub-app to ``app``
+    if needed."""
     entry = LAZY[name]
     module = importlib.import_module(entry.module)
     if entry.group is not None and all(g.name != name for g in app.registered_groups):
         app.add_typer(getattr(module, entry.group), name=name)
 
 
-def load_all_commands() -> None:
+def load_all_commands(app: typer.Typer) -> None:
     """Import every command module (what the eager command line did at start-up)."""
     for name in LAZY:
-        load_command_module(name)
+        load_command_module(app, name)
 
 
 class LazyGroup(PendingAwareGroup):
-    """The root group: commands of the table are built when first looked up."""
+    """The root group: commands of the table are built when first looked up. A subclass
+    names the typer app the command modules register on (:meth:`typer_app`)."""
+
+    def typer_app(self) -> typer.Typer:
+        raise NotImplementedError
 
     def list_commands(self, ctx: _click.Context) -> list[str]:
         loaded = list(self.commands)
@@ -120,9 +125,9 @@ class LazyGroup(PendingAwareGroup):
     def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
         if cmd_name not in self.commands:
             if cmd_name in LAZY:
-                load_command_module(cmd_name)
+                load_command_module(self.typer_app(), cmd_name)
             else:  # a command the table does not know yet: look everywhere
-                load_all_commands()
+                load_all_commands(self.typer_app())
             self._adopt_registered()
         return self.commands.get(cmd_name)
 
@@ -130,9 +135,7 @@ class LazyGroup(PendingAwareGroup):
         """Build the click commands of everything now registered on the typer app."""
         import typer.main
 
-        from plumb.app import app
-
-        for name, command in typer.main.get_group(app).commands.items():
+        for name, command in typer.main.get_group(self.typer_app()).commands.items():
             self.commands.setdefault(name, command)
 
     def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from intent.fleet import Fleet
-from intent.settings import Sourced
+from intent.resolve import Sourced
 from inventory.index import PortLink
 from inventory.models import Link
 from inventory.problems import Location

@@ -24,7 +24,7 @@ import functools
 from typing import Any
 
 from intent.fleet import Fleet
-from intent.settings import DeviceIntent, Sourced
+from intent.resolve import DeviceIntent, Sourced
 from inventory.gcpause import gc_paused
 from inventory.ipv4 import interface_text, ipv4_text
 from inventory.models import BGP_ROLES, Device, LinkClass, Role

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from reconciler.loop import Observation, observe_all
 from reconciler.settings import Scalar, State
 from reconciler.state.journal import Lifecycle, TargetRow, TargetStatus, WaveRow, WaveStatus
-from rollouts.assess import assess_wave, measure_noise_floor
+from rollouts.abortcheck import assess_wave, measure_noise_floor
 from rollouts.evidence import (
     Decision,
     Json,

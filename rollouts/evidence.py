@@ -3,7 +3,7 @@ and the :class:`WaveAssessment` that a rollout journal stores and ``plumb rollou
 status`` shows.
 
 Where it sits: a metrics source (:mod:`rollouts.sources`) yields samples or a
-:class:`SourceFailure`; :mod:`rollouts.assess` turns them, with :mod:`rollouts.stats`,
+:class:`SourceFailure`; :mod:`rollouts.abortcheck` turns them, with :mod:`rollouts.stats`,
 into :class:`Measurement` values; the worst phase decides the wave. A probe that
 cannot run is a measurement in phase ``error``, never an exception and never a pass.
 

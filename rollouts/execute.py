@@ -35,15 +35,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reconciler import failpoint
 from reconciler.drivers.base import Outcome
 from reconciler.errors import DeviceError
-from reconciler.loop import ApplyReport, DeviceResult, Observation, apply_plan, observe_all
-from reconciler.plan import Plan, build_plan
-from reconciler.select import neighbours
+from reconciler.loop import Observation
+from reconciler.plan import build_plan
 from reconciler.settings import Owned
 from reconciler.state.journal import (
     Lifecycle,
@@ -54,7 +52,6 @@ from reconciler.state.journal import (
     WaveStatus,
 )
 from rollouts import lifecycle
-from rollouts.acceptance import HostCommands, run_hooks
 from rollouts.assessing import assess_step, at
 from rollouts.draining import (
     begin_wave_drain,
@@ -63,38 +60,26 @@ from rollouts.draining import (
     measured_stall,
     return_nodes,
 )
-from rollouts.evidence import (
-    Json,
-)
 from rollouts.nodes import Context, RolloutAborted, move, owner, stop_if_aborted
 from rollouts.nodes import load_context as load_context  # the commands load a rollout here
+from rollouts.rollback import rollback
 from rollouts.runtime import Runtime, real_time
-from rollouts.topology import stalled_gangs
+from rollouts.targetops import (
+    RolloutStopped,
+    acceptance_tests,
+    apply_through,
+    drained_gang_gpus,
+    needs_reboot,
+    observe,
+    pass_drain_time,
+)
 
-WRITE_PATHS_NEEDING_REBOOT = ("firmware/",)
 _OUTCOME_STATUS = {
     Outcome.applied: TargetStatus.applied,
     Outcome.unchanged: TargetStatus.applied,
     Outcome.failed: TargetStatus.failed,
     Outcome.unknown: TargetStatus.unknown,
 }
-
-
-class RolloutStopped(Exception):
-    """The kill switch or a lost lease stopped the rollout before a write."""
-
-
-def needs_reboot(paths: Sequence[str]) -> bool:
-    return any(p.startswith(WRITE_PATHS_NEEDING_REBOOT) for p in paths)
-
-
-# -- observation ------------------------------------------------------------------------
-
-
-def observe(rt: Runtime, names: Sequence[str]) -> dict[str, Observation]:
-    """Observe ``names`` and their cabled neighbours (for the safety proof)."""
-    everyone = list(names) + neighbours(rt.fleet, names)
-    return observe_all(rt.targets, everyone, concurrency=rt.concurrency)
 
 
 def _drain(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
@@ -159,43 +144,6 @@ def _confirm(rt: Runtime, device: str) -> None:
         return
     with contextlib.suppress(DeviceError):
         rt.targets.driver(device).confirm(rt.targets.ref(device), None)
-
-
-def apply_through(
-    rt: Runtime, plan: Plan, label: str, *, failpoint_site: str | None = None
-) -> tuple[ApplyReport, dict[str, DeviceResult]]:
-    """Apply ``plan`` with the runtime's drivers, guard, audit and progress display;
-    returns the report and each device's worst result over the plan's steps."""
-    results: dict[str, DeviceResult] = {}
-
-    def done(result: DeviceResult) -> None:
-        if failpoint_site is not None:
-            failpoint.hit(failpoint_site)
-        if result.device not in results or result.outcome is not Outcome.applied:
-            results[result.device] = result
-        rt.reporter.advance()
-
-    rt.reporter.begin(label, len(plan.changes()))
-    try:
-        report = apply_plan(
-            plan,
-            rt.targets,
-            dry_run=False,
-            guard=rt.guard,
-            audit=rt.audit,
-            confirm_within=rt.confirm_within,
-            concurrency=rt.concurrency,
-            on_device=done,
-        )
-    finally:
-        rt.reporter.end()
-    return report, results
-
-
-def drained_gang_gpus(rt: Runtime, nodes: Collection[str]) -> int:
-    """GPUs of every gang that draining ``nodes`` stops (a gang stalls as a whole; a
-    switch stops every gang with a node cabled to it)."""
-    return sum(stalled_gangs(rt.fleet, sorted(nodes)).values())
 
 
 def _write(
@@ -316,31 +264,6 @@ def _accept(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     return WaveStatus.baking
 
 
-def acceptance_tests(
-    rt: Runtime, ctx: Context, number: int, nodes: Sequence[str]
-) -> dict[str, str]:
-    """The spec's acceptance tests of the nodes' roles; outcomes journaled with the
-    wave (``evidence.acceptance``) and audited; node -> failure."""
-    outcomes = run_hooks(
-        rt.fleet,
-        ctx.spec.acceptance,
-        nodes,
-        local=rt.local_commands,
-        on_node=rt.node_commands or HostCommands(rt.targets),
-    )
-    if not outcomes:
-        return {}
-    rt.reporter.message(f"wave {number}: acceptance tests on {len(outcomes)} node(s)")
-    done = {n: o.to_dict() for n, o in outcomes.items()}
-    current = rt.db.journal.waves(ctx.id)[number - 1].evidence or {}
-    earlier = current.get("acceptance")
-    kept: dict[str, Json] = dict(earlier) if isinstance(earlier, dict) else {}
-    kept.update(done)
-    rt.db.journal.update_wave(ctx.id, number, evidence={**current, "acceptance": kept})
-    rt.record("decision", detail={"rollout": ctx.id, "wave": number, "acceptance": done})
-    return {n: f for n, o in outcomes.items() if (f := o.failure) is not None}
-
-
 WAIT_SLICE_MINUTES = 0.25
 """A real-time wait checks this often whether an operator aborted the rollout."""
 
@@ -355,13 +278,6 @@ def wait(rt: Runtime, ctx: Context, minutes: float) -> None:
     while (left := end - rt.clock.now()) > 0:
         rt.clock.advance(min(WAIT_SLICE_MINUTES, left))
         stop_if_aborted(rt, ctx)
-
-
-def pass_drain_time(rt: Runtime, minutes: float) -> None:
-    """The declared drain/flash/reboot time passes on a virtual clock (the lab's nodes
-    take none); on a real clock those steps took their own time, nothing to wait."""
-    if not real_time(rt.clock):
-        rt.clock.advance(minutes)
 
 
 def _remaining_drain(rt: Runtime, ctx: Context, wave: WaveRow) -> float:
@@ -544,8 +460,6 @@ def _abort(rt: Runtime, ctx: Context, number: int) -> RolloutStatus:
     """Stop the rollout for an aborted wave. With ``rollback.automatic`` the status goes
     straight to ``rolling_back`` (a crash from here on resumes the rollback, never
     leaves an abort without its rollback)."""
-    from rollouts.rollback import rollback  # the rollback uses this module's steps
-
     journal = rt.db.journal
     reason = f"wave {number} aborted: " + _first_reason(rt, ctx.id, number)
     automatic = ctx.spec.rollback.automatic

@@ -1,6 +1,6 @@
 """One measurement per abort condition: a declared hard-fault kind, or one metric's
 samples judged against its threshold, absolute limits and noise floor. Pure; the
-precedence between measurements is :mod:`rollouts.assess`'s business.
+precedence between measurements is :mod:`rollouts.abortcheck`'s business.
 
 Every condition that cannot be judged becomes a measurement in a holding phase with
 the reason in its message; nothing here raises for bad or missing evidence.

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from inventory.loadfile import load_document
 from inventory.problems import InputError, Location, Problem
-from inventory.source import Document, load_document
+from inventory.source import Document
 from inventory.validation import validate_document
 from reconciler.select import SelectError, parse_select
 from rollouts.spec import RolloutFile, RolloutSpec

@@ -33,7 +33,10 @@ from reconciler.state.journal import (
 )
 from rollouts.assessing import at
 from rollouts.draining import drain_nodes, return_nodes
-from rollouts.execute import (
+from rollouts.nodes import Context, load_context, move, owner
+from rollouts.runtime import Runtime
+from rollouts.spec import RollbackScope
+from rollouts.targetops import (
     RolloutStopped,
     acceptance_tests,
     apply_through,
@@ -42,9 +45,6 @@ from rollouts.execute import (
     observe,
     pass_drain_time,
 )
-from rollouts.nodes import Context, load_context, move, owner
-from rollouts.runtime import Runtime
-from rollouts.spec import RollbackScope
 
 EMERGENCY_CONCURRENCY = 64
 

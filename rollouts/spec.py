@@ -25,7 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-from inventory.models import Name, Role, Strict
+from inventory.models import Role
+from inventory.schemabase import Name, Strict
 
 Probability = Annotated[StrictFloat, Field(gt=0.0, lt=1.0)]
 Attribute = Annotated[str, StringConstraints(pattern=r"^(label\.)?[a-z][a-z0-9_]{0,40}$")]

@@ -162,7 +162,8 @@ class RolloutDriver:
         self, context: FleetContext, rollout: str, leading: Callable[[], bool]
     ) -> float | None:
         """Advance ``rollout`` under the lease; seconds until its bake ends, if baking."""
-        from rollouts.execute import RolloutStopped, advance
+        from rollouts.execute import advance
+        from rollouts.targetops import RolloutStopped
 
         db = context.db
         row = db.journal.get(rollout)

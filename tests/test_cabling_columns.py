@@ -8,7 +8,7 @@ from ipaddress import IPv4Interface, IPv4Network
 import pytest
 
 from intent.facts import PortAddress
-from intent.settings import DEVICE
+from intent.resolve import DEVICE
 from inventory.index import CablingIndex, Endpoint, port_sort_key
 from inventory.models import Device, Link
 from inventory.problems import Location

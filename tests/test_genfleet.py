@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from benchmarks.genfleet import FleetSummary, generate_fleet, headroom_bytes, plan_fabric
+from benchmarks.genfleet import FleetSummary, generate_fleet, headroom_bytes
+from benchmarks.genlayout import plan_fabric
 from intent.models import IntentFile, PlumbConfig, WaiversFile
 from inventory.models import Device, InventoryFile, Link, LinkClass, Role
 from inventory.source import parse_text

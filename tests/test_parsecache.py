@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from inventory.loadfile import load_document
 from inventory.parsecache import CACHE_ENV, MIN_BYTES, entry_path, parse_cached
 from inventory.problems import InputError
-from inventory.source import Document, load_document, parse_text
+from inventory.source import Document, parse_text
 
 
 def _bulk(count: int, first: str = "leaf-001") -> bytes:

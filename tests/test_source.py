@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inventory.loadfile import load_document
 from inventory.problems import InputError
-from inventory.source import MAX_FILE_BYTES, load_document, parse_text, resolve_plain
+from inventory.source import MAX_FILE_BYTES, parse_text, resolve_plain
 
 
 def _error(raw: bytes, path: str = "f.yaml") -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ci.review.model import CatalogueChange, IntentDelta, JsonValue, SettingChange
 from intent.fleet import Fleet
-from intent.settings import Sourced, dotted
+from intent.resolve import Sourced, dotted
 from inventory.models import Link
 from inventory.problems import Location
 from reconciler.render import DesiredFleet

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from intent.fleet import Fleet
-from intent.settings import Sourced
+from intent.resolve import Sourced
 from inventory.models import BGP_ROLES, Role
 from policies.engine import Finding, policy
 from policies.views import where

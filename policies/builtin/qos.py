@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from intent.fleet import Fleet
-from intent.settings import Sourced
+from intent.resolve import Sourced
 from inventory.index import Endpoint
 from inventory.models import Device, Link, LinkClass
 from policies.builtin.ports import lossless_classes, lossless_ends

@@ -4,7 +4,7 @@ serialised by a per-device lock and closed by :meth:`SwitchDriver.close`.
 
 Connections verify host keys against the rule's known_hosts file (paramiko's
 ``RejectPolicy`` unless ``ssh_strict: false``; the file parsed once per version and
-the transport kept quiet while idle, :mod:`.netmiko_ssh`), log in with credentials from the
+the transport kept quiet while idle, :mod:`.ssh_transport`), log in with credentials from the
 environment or a private file (:mod:`reconciler.drivers.switch_access`), never use
 an SSH agent or key files found lying around, and log sessions only when
 ``session_log_dir`` is set (netmiko masks the password and enable secret there).
@@ -30,7 +30,7 @@ from netmiko.exceptions import ReadTimeout
 
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.drivers.netmiko_errors import Phase, map_errors
-from reconciler.drivers.netmiko_ssh import connection_class
+from reconciler.drivers.ssh_transport import connection_class
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import ConfigRejected, DeviceError, DeviceTimeout, HostKeyMismatch
 

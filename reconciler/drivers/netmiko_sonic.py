@@ -22,7 +22,7 @@ confirm    ``sudo systemctl stop plumb-confirm-<id>.timer`` + ``sudo config save
 discard    ``rm -f FILES``
 =========  =============================================================================
 
-Each command runs on its own exec channel (:mod:`.netmiko_exec`); a non-zero exit
+Each command runs on its own exec channel (:mod:`.ssh_exec`); a non-zero exit
 status is ConfigRejected with the command's last error line (a failed apply-patch is
 first rolled back to the checkpoint). Output that cannot be parsed is that device's
 ConfigRejected, never the batch's. Once saved, the checkpoint and the patch files are
@@ -44,11 +44,11 @@ from typing import Any
 from reconciler.drivers.base import DeviceRef
 from reconciler.drivers.lldp_parse import parse_sonic_lldp
 from reconciler.drivers.netmiko_common import Dialect, Phase, SwitchDriver
-from reconciler.drivers.netmiko_exec import ExecPool, ExecSession
 from reconciler.drivers.safevalues import IMAGE_URL, SafeValues
 from reconciler.drivers.sonic_jsonpatch import Patch, apply_json_patch
 from reconciler.drivers.sonic_parse import observed_state, parse_running
 from reconciler.drivers.sonic_patch import patch_steps
+from reconciler.drivers.ssh_exec import ExecPool, ExecSession
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import ConfigRejected, DeviceError
 from reconciler.settings import Change, Scalar

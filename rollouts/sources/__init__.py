@@ -63,7 +63,7 @@ class MetricsSource(Protocol):
 
 @dataclass(frozen=True)
 class Evidence:
-    """Everything :func:`rollouts.assess.assess_wave` needs from the sources."""
+    """Everything :func:`rollouts.abortcheck.assess_wave` needs from the sources."""
 
     samples: dict[str, MetricSamples]
     hard_faults: dict[HardFault, FaultCounts]

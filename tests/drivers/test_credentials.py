@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.drivers.netmiko_exec import MASK, Result, SessionLog
+from reconciler.drivers.ssh_exec import MASK, Result, SessionLog
 from reconciler.drivers.switch_access import Credentials, load_credentials
 from reconciler.errors import DeviceAuthError, Handling, HostKeyMismatch, classify
 from reconciler.targets import TargetError, Targets

@@ -11,8 +11,8 @@ import pytest
 
 from inventory.problems import UNKNOWN
 from reconciler.drivers.base import DeviceRef, Outcome
-from reconciler.drivers.netmiko_exec import ExecSession, Result
 from reconciler.drivers.netmiko_sonic import SonicCandidate, SonicDriver
+from reconciler.drivers.ssh_exec import ExecSession, Result
 from reconciler.errors import ConfigRejected, ConnectionLost, DeviceTimeout
 from reconciler.loop import _settle_unknown
 from reconciler.settings import Change, Owned, Scalar, diff

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rollouts.assess import assess_wave, measure_noise_floor
+from rollouts.abortcheck import assess_wave, measure_noise_floor
 from rollouts.evidence import (
     Decision,
     Measurement,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from lab.metrics import Defect, Signal, Window, series
 from rollouts import spec
-from rollouts.assess import assess_wave, measure_noise_floor
+from rollouts.abortcheck import assess_wave, measure_noise_floor
 from rollouts.evidence import (
     Decision,
     GroupSamples,

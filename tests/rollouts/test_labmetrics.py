@@ -36,7 +36,7 @@ from lab.metrics import (
 )
 from lab.source import LabMetricsSource
 from lab.store import LabStore
-from rollouts.assess import assess_wave
+from rollouts.abortcheck import assess_wave
 from rollouts.evidence import Decision, SourceFailure
 from rollouts.sources import MetricsSource, TimeWindow, collect
 from rollouts.spec import Abort, HardFault, Metric, Source

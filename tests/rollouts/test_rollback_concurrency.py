@@ -52,7 +52,7 @@ def test_an_emergency_rollback_restores_at_its_floor_or_the_given_one(
     with runtime(fleet) as (_, rt):
         rt.concurrency = 2
         assert drive(rt, rollout) is RolloutStatus.completed
-        monkeypatch.setattr("rollouts.execute.apply_plan", recording)
+        monkeypatch.setattr("rollouts.targetops.apply_plan", recording)
         scope = RollbackScope.rollout
         if given is None:
             report = rollback(rt, rollout, scope=scope, emergency=True, reason="test")

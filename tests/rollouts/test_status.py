@@ -14,7 +14,7 @@ from reconciler.state.journal import (
     RolloutRow,
     RolloutStatus,
 )
-from rollouts.assess import assess_wave, measure_noise_floor
+from rollouts.abortcheck import assess_wave, measure_noise_floor
 from rollouts.spec import RolloutSpec
 
 SPEC = RolloutSpec.model_validate(

@@ -1,4 +1,4 @@
-"""The SSH transport under both switch pools (reconciler.drivers.netmiko_ssh), against
+"""The SSH transport under both switch pools (reconciler.drivers.ssh_transport), against
 the simulator's sshd: known_hosts parsed once per file version yet as strict as the
 file, small packets sent at once, quiet idle reader threads, and the key exchange a
 switch's sshd offers."""
@@ -12,7 +12,7 @@ import socket
 import paramiko
 import pytest
 
-from reconciler.drivers.netmiko_ssh import IDLE_WAKE, connection_class, known_hosts
+from reconciler.drivers.ssh_transport import IDLE_WAKE, connection_class, known_hosts
 from reconciler.errors import HostKeyMismatch
 from tests.drivers.conftest import Switches
 

@@ -7,7 +7,7 @@ Clients verify host keys against the rule's known_hosts (paramiko's ``RejectPoli
 the password from :class:`~.switch_access.Credentials` (never an agent or key files),
 and are reused by observe, stage, compare, commit and confirm behind a per-device
 lock. known_hosts is parsed once per file version and idle transports stay quiet
-(:mod:`.netmiko_ssh`). Every call runs in
+(:mod:`.ssh_transport`). Every call runs in
 :func:`~.netmiko_errors.map_errors`; after any error the client is dropped and the next
 call reconnects.
 
@@ -32,7 +32,7 @@ import paramiko
 
 from reconciler.drivers.base import DeviceRef
 from reconciler.drivers.netmiko_errors import Phase, map_errors
-from reconciler.drivers.netmiko_ssh import QuietTransport, trust_host
+from reconciler.drivers.ssh_transport import QuietTransport, trust_host
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
 from reconciler.errors import HostKeyMismatch
 

@@ -1,5 +1,5 @@
 """The SSH transport under both switch pools (:mod:`.netmiko_common` for EOS CLI
-sessions, :mod:`.netmiko_exec` for SONiC exec channels): host keys and the paramiko
+sessions, :mod:`.ssh_exec` for SONiC exec channels): host keys and the paramiko
 transport, tuned for a process that holds many connections at once.
 
 - **Host keys** are parsed once per known_hosts file version (path and mtime), not once

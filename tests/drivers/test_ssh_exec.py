@@ -1,4 +1,4 @@
-"""SSH exec channels (reconciler.drivers.netmiko_exec) against the simulator's sshd:
+"""SSH exec channels (reconciler.drivers.ssh_exec) against the simulator's sshd:
 an answer is read whole up to its end of file, whatever the order in which the
 exit status and the last output arrive, and fresh logins in numbers all answer
 their first command in step."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from reconciler.drivers.netmiko_exec import ExecPool
+from reconciler.drivers.ssh_exec import ExecPool
 from tests.drivers.conftest import Switches
 from tests.switchsim import EcnQueue, InterfaceState, SwitchState
 
