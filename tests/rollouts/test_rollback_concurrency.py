@@ -32,7 +32,7 @@ def test_rollout_start_observes_at_the_given_concurrency(
         widths.append(kwargs["concurrency"])
         return observe_all(*args, **kwargs)
 
-    monkeypatch.setattr("plumb.cmd_reconcile.observe_all", recording)
+    monkeypatch.setattr("service.planning.observe_all", recording)
     run = fleet.plumb("rollout", "start", FIRMWARE, ".", "--concurrency", "5")
     assert run.exit_code == 0, run.stdout + run.stderr
     assert widths == [5]
