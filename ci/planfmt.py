@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ci.planfile import plan_hash, short_hash
-from reconciler.loop import ApplyReport
+from reconciler.drivers.base import Outcome
+from reconciler.loop import ApplyReport, InterruptedApply
 from reconciler.order import Step
 from reconciler.plan import Inexpressible, Plan
 from reconciler.settings import Change
@@ -292,3 +293,29 @@ def apply_json(report: ApplyReport, *, fleet: str, dry_run: bool) -> dict[str, A
 
 def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def _some(names: Sequence[str], shown: int = 5) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def interrupted_text(stopped: InterruptedApply) -> str:
+    """What an interrupted apply wrote and did not, in a short block."""
+    results = stopped.report.results
+    written = sorted({r.device for r in results if r.outcome is Outcome.applied})
+    bad = sorted({r.device for r in results if r.outcome in (Outcome.failed, Outcome.unknown)})
+    lines = ["interrupted: no further device was started"]
+    lines.append(
+        f"  written: {len(written)} device(s)" + (f" ({_some(written)})" if written else "")
+    )
+    if stopped.in_flight:
+        outcome = {r.device: r.outcome.value for r in results}
+        finished = [f"{d}: {outcome.get(d, 'unknown')}" for d in stopped.in_flight]
+        lines.append(f"  in flight when stopped, let finish: {len(finished)} ({_some(finished)})")
+    if bad:
+        lines.append(f"  failed or unknown: {len(bad)} ({_some(bad)})")
+    rest = stopped.not_started
+    lines.append(f"  not started: {len(rest)} device(s)" + (f" ({_some(rest)})" if rest else ""))
+    lines.append("  `plumb plan` shows what is left; `plumb apply` carries on from there")
+    return "\n".join(lines) + "\n"

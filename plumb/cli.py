@@ -142,7 +142,8 @@ def main() -> None:
     bad_input = error_exit_code(sys.argv[1:])  # never 2 where 2 means changes pending
     try:
         app()
-    except Terminated:
+    except Terminated as exc:
+        _partial_apply(exc)
         sys.stderr.write("terminated (SIGTERM): no further device was started\n")
         sys.exit(128 + signal.SIGTERM)
     except InputError as exc:
@@ -155,8 +156,9 @@ def main() -> None:
     except ServiceError as exc:
         sys.stderr.write(f"error: {exc.message}\n")
         sys.exit(bad_input if exc.code == 2 else exc.code)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+    except KeyboardInterrupt as exc:
+        if not _partial_apply(exc):
+            sys.stderr.write("interrupted\n")
         sys.exit(130)
     except Exception as exc:
         state = state_file_error(exc)  # the lab's database, or another state file
@@ -170,6 +172,19 @@ def main() -> None:
             "(set PLUMB_DEBUG=1 to see the traceback)\n"
         )
         sys.exit(3)
+
+
+def _partial_apply(exc: BaseException) -> bool:
+    """Say what an apply a signal stopped wrote and did not; whether it stopped one."""
+    from reconciler.loop import interrupted_apply
+
+    stopped = interrupted_apply(exc)
+    if stopped is None:
+        return False
+    from ci.planfmt import interrupted_text
+
+    sys.stderr.write(interrupted_text(stopped))
+    return True
 
 
 def _count(values: list[str]) -> dict[str, int]:

@@ -68,6 +68,17 @@ class PendingAwareGroup(TyperGroup):
     def invoke(self, ctx: _click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt as exc:  # typer turns it into a silent exit 130
+            from reconciler.loop import interrupted_apply
+
+            stopped = interrupted_apply(exc)
+            if stopped is not None:
+                from ci.planfmt import interrupted_text
+
+                _click.echo(interrupted_text(stopped), err=True, nl=False)
+            else:
+                _click.echo("interrupted", err=True)
+            raise
         except ServiceError as exc:
             _click.echo(f"error: {exc.message}", err=True)
             code = error_exit_code(ctx.meta.get(_WORDS, ())) if exc.code == 2 else exc.code

@@ -77,6 +77,22 @@ class ApplyReport:
         return self.stopped is None and not any(r.outcome in bad for r in self.results)
 
 
+@dataclass(frozen=True)
+class InterruptedApply:
+    """What an apply a signal stopped had done: the devices that ran (those in flight
+    at the signal were let finish), which of them were in flight, and the rest."""
+
+    report: ApplyReport
+    in_flight: tuple[str, ...]
+    not_started: tuple[str, ...]
+
+
+def interrupted_apply(exc: BaseException) -> InterruptedApply | None:
+    """The partial apply a KeyboardInterrupt or SIGTERM unwound, if it stopped one."""
+    found = getattr(exc, "apply_report", None)
+    return found if isinstance(found, InterruptedApply) else None
+
+
 def observe_all(
     targets: Targets,
     names: Iterable[str],
@@ -247,6 +263,7 @@ def apply_plan(
     if plan.refused is not None:
         return ApplyReport((), f"plan refused: {plan.refused}")
     results: list[DeviceResult] = []
+    running: set[str] = set()
     stop = threading.Event()
     stop_reason: list[str] = []
     not_started: list[str] = []
@@ -268,20 +285,28 @@ def apply_plan(
                 stop.set()
                 not_started.append(name)
             return
-        result = apply_device(
-            targets,
-            name,
-            changes[name],
-            step=step,
-            dry_run=dry_run,
-            confirm_within=confirm_within,
-            audit=sink,
-        )
+        with lock:
+            running.add(name)
+        try:
+            result = apply_device(
+                targets,
+                name,
+                changes[name],
+                step=step,
+                dry_run=dry_run,
+                confirm_within=confirm_within,
+                audit=sink,
+            )
+        finally:
+            with lock:
+                running.discard(name)
         with lock:
             results.append(result)
         if on_device is not None:
             on_device(result)
 
+    signalled: BaseException | None = None
+    in_flight: tuple[str, ...] = ()
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         try:
             for index, step in enumerate(plan.steps):
@@ -304,10 +329,20 @@ def apply_plan(
                         detail={"stopped_after_step": step.index, "bad": [r.device for r in bad]},
                     )
                     stop.set()
-        except BaseException:
+        except BaseException as exc:
             stop.set()  # a signal or an error in this thread: start no further device
-            raise
+            with lock:
+                in_flight = tuple(sorted(running))
+            signalled = exc
+        # leaving the pool waits for the devices in flight: their outcome is known
     results.sort(key=lambda r: (r.step, r.device))
-    return ApplyReport(
+    report = ApplyReport(
         tuple(results), stop_reason[0] if stop_reason else None, tuple(sorted(set(not_started)))
     )
+    if signalled is not None:
+        ran = {r.device for r in results}
+        rest = sorted({d for s in plan.steps for d in s.devices()} - ran)
+        partial = InterruptedApply(report, in_flight, tuple(rest))
+        setattr(signalled, "apply_report", partial)  # noqa: B010  (any exception type)
+        raise signalled
+    return report

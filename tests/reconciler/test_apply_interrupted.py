@@ -109,6 +109,31 @@ def test_sigterm_releases_the_lease(lab: LabFleet) -> None:
     assert actions[-2:] == ["acquire", "release"]
 
 
+def test_ctrl_c_says_what_was_written_and_what_was_not(lab: LabFleet) -> None:
+    """Ctrl-C (SIGINT) during `plumb apply`: exit 130, the device in flight is let
+    finish, and one block says which devices were written and which never started,
+    agreeing with the devices' own write counts."""
+    changed = _changed_devices(lab)
+    for device in changed:
+        _slow(lab, device, 400)
+    apply = start_plumb(lab.root, "apply", "--yes", "--concurrency", "1")
+    try:
+        _wait(lambda: lab.writes() > 0, "the first device write")
+        apply.send_signal(signal.SIGINT)
+        _, err = apply.communicate(timeout=120)
+    finally:
+        apply.kill()
+    assert apply.returncode == 130, err
+    assert "interrupted: no further device was started" in err
+    written = lab.store.device_writes()
+    touched = sorted(d for d in changed if written.get(d, 0) > 0)
+    assert f"  written: {len(touched)} device(s)" in err, err
+    assert f"  not started: {len(changed) - len(touched)} device(s)" in err, err
+    assert 0 < len(touched) < len(changed)
+    assert "in flight when stopped, let finish: 1 (" in err
+    assert "Traceback" not in err
+
+
 def test_a_full_disk_stops_apply_with_exit_2_and_releases_the_lease(lab: LabFleet) -> None:
     """When the state files cannot grow any more (the file size limit lowered under a
     running apply, as a filling disk would), apply exits 2 saying so, and the lease is
