@@ -117,10 +117,10 @@ def rollback_command(
                 raise fail(f"rollback stopped: {exc}; run it again once cleared", 1) from None
         if text:
             typer.echo(f"{report.summary()}; {report.pinned} field(s) pinned")
-        for name, error in sorted(report.failed.items()):
-            typer.echo(f"  FAILED {name}: {error}", err=True)
-        for name, why in sorted(report.kept.items()):
-            typer.echo(f"  KEPT {name} at the intended state: {why}", err=True)
+        for line in grouped_lines("FAILED", report.failed):
+            typer.echo(line, err=True)
+        for line in grouped_lines("KEPT at the intended state", report.kept):
+            typer.echo(line, err=True)
         if report.skipped:
             typer.echo(f"  NOT ATTEMPTED: {', '.join(sorted(report.skipped))}", err=True)
         if report.refused:
@@ -169,6 +169,22 @@ def _print_rollback_json(
         row, journal.waves(rollout), journal.targets(rollout), journal.pins(rollout)
     )
     typer.echo(dumps(rollback_json(rollout, report, revert, status)), nl=False)
+
+
+def grouped_lines(label: str, reasons: dict[str, str]) -> list[str]:
+    """One block per reason: ``label`` with how many, the reason once (wrapped), then
+    the devices, instead of the same sentence per device."""
+    import textwrap
+
+    by_reason: dict[str, list[str]] = {}
+    for name, why in reasons.items():
+        by_reason.setdefault(why, []).append(name)
+    lines: list[str] = []
+    for why, names in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines.append(f"  {label}: {len(names)} target(s)")
+        lines += textwrap.wrap(why, 96, initial_indent="    why: ", subsequent_indent="         ")
+        lines += textwrap.wrap(", ".join(sorted(names)), 96, initial_indent="    ")
+    return lines
 
 
 def _next_step(rollout: str, scope: RollbackScope, emergency: bool, targets: list[str]) -> str:

@@ -319,7 +319,8 @@ def rollback(
             by_wave.setdefault(row.wave, []).append(row)
         batches = [by_wave[n] for n in sorted(by_wave, reverse=True)]
     for index, batch in enumerate(batches):
-        _restore(rt, ctx, batch, report, only_safe=only_safe)
+        # an emergency restores what it safely can at once and keeps the rest at intent
+        _restore(rt, ctx, batch, report, only_safe=only_safe or emergency)
         if report.refused:
             report.skipped += [r.device for later in batches[index + 1 :] for r in later]
             break
