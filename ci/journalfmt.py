@@ -166,6 +166,13 @@ def _evidence_lines(wave: WaveRow, queries: dict[str, str]) -> list[str]:
     for name, floor in (evidence.get("noise_floors") or {}).items():
         lines.append(f"        {'A/A':<12} {floor['message']}")
         del name
+    accepted = evidence.get("accepted")
+    if isinstance(accepted, dict):
+        was = accepted.get("was") or "held"
+        lines.append(
+            f"      accepted by {accepted.get('by', '?')} (the wave was {was}):"
+            f" {accepted.get('reason', '')}"
+        )
     return lines
 
 

@@ -217,7 +217,12 @@ class Launched:
 
 
 def launch(
-    context: FleetContext, loaded: LoadedSpec, *, show: bool, concurrency: int = 16
+    context: FleetContext,
+    loaded: LoadedSpec,
+    *,
+    show: bool,
+    concurrency: int = 16,
+    accept_unjudgeable: str | None = None,
 ) -> Launched | None:
     """Plan, journal and drive a rollout of a committed spec (None: nothing to roll
     out). Raises typer.Exit with a message for anything that refuses the start."""
@@ -241,6 +246,7 @@ def launch(
                 select=select,
                 warn=lambda line: typer.echo(line, err=True),
                 concurrency=concurrency,
+                accept_unjudgeable=accept_unjudgeable,
             )
         except NothingToStart as exc:
             typer.echo(str(exc))
@@ -264,6 +270,15 @@ def rollout_start(
     path: PathArg = Path("."),
     format: FormatOpt = "text",
     concurrency: ConcurrencyOpt = 16,
+    accept_unjudgeable: Annotated[
+        str | None,
+        typer.Option(
+            "--accept-unjudgeable",
+            metavar="WHY",
+            help="Start although a wave can never be judged (its plan says so), for this"
+            " reason (audited); otherwise such a start is refused.",
+        ),
+    ] = None,
 ) -> None:
     """Start a rollout from a committed spec and intent: waves, bake, judgment, and
     automatic rollback on abort when the spec says so.
@@ -277,6 +292,7 @@ def rollout_start(
             load_spec_or_exit(context.fleet, spec),
             show=format == "text",
             concurrency=concurrency,
+            accept_unjudgeable=accept_unjudgeable,
         )
         if launched is None:
             return

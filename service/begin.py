@@ -59,6 +59,7 @@ def begin_rollout(
     select: str,
     warn: Callable[[str], None],
     concurrency: int = 16,
+    accept_unjudgeable: str | None = None,
 ) -> Begun:
     """Plan ``loaded`` against the observed fleet and journal it; the caller holds the
     lease (``token``) and checked the selection and that no rollout is active; the
@@ -91,9 +92,30 @@ def begin_rollout(
             + ", ".join(sorted(result.unknown)[:5])
         )
     sizes = [len(w.targets) for w in result.waves.waves]
-    for found in unjudgeable(loaded.spec.abort, sizes):
-        where = loaded.where("abort", "metrics", found.metric, "min_samples")
-        warn(f"{where}: warning: {found.message()}")
+    never = [
+        f"{loaded.where('abort', 'metrics', found.metric, 'min_samples')}: {found.message()}"
+        for found in unjudgeable(loaded.spec.abort, sizes)
+    ]
+    if never and accept_unjudgeable is None:
+        raise StartRefused(
+            "not starting: a wave can never be judged, so it would hold however long it"
+            " bakes:\n  "
+            + "\n  ".join(never)
+            + "\nfix the spec (min_samples, caps, canary size), or start anyway with"
+            " --accept-unjudgeable WHY (each such wave then needs `rollout resume"
+            " --accept-held`)"
+        )
+    for line in never:
+        warn(f"{line} (accepted: {accept_unjudgeable})")
+    if never:
+        context.audit(
+            "decision",
+            detail={
+                "rollout_start": loaded.spec.name,
+                "accepted_unjudgeable": never,
+                "reason": accept_unjudgeable,
+            },
+        )
     changes = rollout_changes(observed, result.selected, loaded.spec.targets.paths)
     provenance = Provenance(
         spec_path=spec_rel,

@@ -140,7 +140,9 @@ def _strict_spec(fleet: GitFleet) -> None:
 
 def test_hold_then_resume_and_a_spec_edited_mid_rollout_is_refused(fleet: GitFleet) -> None:
     _strict_spec(fleet)
-    run = fleet.plumb("rollout", "start", FIRMWARE, ".")
+    refused = fleet.plumb("rollout", "start", FIRMWARE, ".")
+    assert refused.exit_code == 1 and "can never be judged" in refused.stderr
+    run = fleet.plumb("rollout", "start", FIRMWARE, ".", "--accept-unjudgeable", "hold test")
     assert run.exit_code == 3, run.stdout + run.stderr
     rollout = fleet.only_rollout()
     doc = status_json(fleet, rollout)
@@ -163,7 +165,8 @@ def test_hold_then_resume_and_a_spec_edited_mid_rollout_is_refused(fleet: GitFle
 def test_operator_abort_then_rollback_by_target(fleet: GitFleet) -> None:
     _strict_spec(fleet)
     initial = fleet.running()
-    assert fleet.plumb("rollout", "start", FIRMWARE, ".").exit_code == 3
+    started = fleet.plumb("rollout", "start", FIRMWARE, ".", "--accept-unjudgeable", "t")
+    assert started.exit_code == 3
     rollout = fleet.only_rollout()
     aborted = fleet.plumb("rollout", "abort", rollout, ".", "--reason", "wrong window")
     assert aborted.exit_code == 0 and "plumb rollback" in aborted.stdout

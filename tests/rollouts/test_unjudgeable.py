@@ -75,10 +75,25 @@ def test_plan_warns_at_the_metric_line(fleet: GitFleet) -> None:
     assert "0 control targets < min_samples 2" in run.stderr
 
 
-def test_hold_names_the_way_out_and_it_works(fleet: GitFleet) -> None:
-    """The hold says resuming holds again; accepting each unjudgeable wave with a
-    reason completes the rollout, recorded in the journal and the audit."""
+def test_start_refuses_a_wave_its_plan_says_can_never_be_judged(fleet: GitFleet) -> None:
+    """The plan just said wave 1 can never be judged: start refuses before anything is
+    journaled or written, naming the metric line and --accept-unjudgeable."""
+    writes = fleet.device_writes()
     run = fleet.plumb("rollout", "start", QOS, ".")
+    assert run.exit_code == 1, run.stdout + run.stderr
+    assert "not starting: a wave can never be judged" in run.stderr
+    assert "wave 1: link_flap_rate can never be judged" in run.stderr
+    assert "--accept-unjudgeable WHY" in run.stderr
+    with fleet.db() as db:
+        assert db.journal.all() == []
+    assert fleet.device_writes() == writes
+
+
+def test_hold_names_the_way_out_and_it_works(fleet: GitFleet) -> None:
+    """Started with --accept-unjudgeable (audited), the hold says resuming holds
+    again; accepting each unjudgeable wave with a reason completes the rollout,
+    recorded in the journal, the audit and the status text."""
+    run = fleet.plumb("rollout", "start", QOS, ".", "--accept-unjudgeable", "lab switches")
     assert run.exit_code == 3, run.stdout + run.stderr
     rollout = fleet.only_rollout()
     assert "resuming bakes and holds again" in run.stdout
@@ -100,12 +115,16 @@ def test_hold_names_the_way_out_and_it_works(fleet: GitFleet) -> None:
     assert all((w.evidence or {})["accepted"]["reason"] == why for w in accepted)
     events = [r for r in records if r.detail.get("event") == "accepted"]
     assert len(events) == len(accepted)
+    status = fleet.plumb("rollout", "status", rollout, ".").stdout
+    shown = [line.strip() for line in status.splitlines() if "accepted by" in line]
+    assert len(shown) == len(accepted), status
+    assert all(line.endswith(f"): {why}") for line in shown), shown
     assert {t.status for t in fleet.targets(rollout)} == {TargetStatus.applied}
 
 
 def test_accept_held_refuses_a_rollout_that_is_not_held(fleet: GitFleet) -> None:
     """Nothing to accept: exit 1 and the rollout's status."""
-    fleet.plumb("rollout", "start", QOS, ".")
+    fleet.plumb("rollout", "start", QOS, ".", "--accept-unjudgeable", "test")
     rollout = fleet.only_rollout()
     assert fleet.plumb("rollout", "abort", rollout, ".").exit_code == 0
     run = fleet.plumb("rollout", "resume", rollout, ".", "--accept-held", "again")
