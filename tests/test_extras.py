@@ -1,5 +1,5 @@
-"""The extras: a missing module of one becomes an error naming it, and one line from
-the command line."""
+"""The extras: a missing module of one becomes one line naming it, and the table in
+inventory/extras.py, pyproject.toml and README's Install table agree."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from inventory.extras import (
     needs_extra_line,
     optional_imports,
 )
+from tests.projectdeps import ROOT, pyproject, requirement_name
 
 
 class _Absent:
@@ -88,6 +89,23 @@ def test_the_line_names_command_and_install() -> None:
     )
 
 
+def test_the_table_is_the_extras_of_pyproject() -> None:
+    """Every extra of the table is one of pyproject.toml with the same includes, and
+    `all` installs every one."""
+    optional = pyproject()["project"]["optional-dependencies"]
+    assert set(optional) - {"dev", "all"} == {extra.name for extra in EXTRAS}
+    for extra in EXTRAS:
+        included = {
+            name
+            for spec in optional[extra.name]
+            if requirement_name(spec) == "plumb"
+            for name in spec.partition("[")[2].rstrip("]").split(",")
+        }
+        assert included == set(extra.includes), extra.name
+    [everything] = optional["all"]
+    assert set(everything.partition("[")[2].rstrip("]").split(",")) == {e.name for e in EXTRAS}
+
+
 def test_a_module_is_in_one_extra() -> None:
     """No module is provided by two extras (a missing one names exactly one)."""
     modules = [module for extra in EXTRAS for module in extra.modules]
@@ -98,3 +116,38 @@ def test_includes_do_not_loop() -> None:
     """An extra's includes end (installed_with terminates and names real extras)."""
     for extra in EXTRAS:
         assert all(extra_named(name) for name in installed_with(extra))
+
+
+def _readme_extras() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text()
+    header = "| extra | enables | packages |"
+    assert header in text, "README has no table of extras"
+    lines = text[text.index(header) :].splitlines()[2:]
+    rows = []
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def _packages_cell(specs: list[str]) -> str:
+    words = []
+    for spec in specs:
+        name = requirement_name(spec)
+        if name == "plumb":
+            words += [f"the `{n}` extra" for n in spec.partition("[")[2].rstrip("]").split(",")]
+        else:
+            words.append(spec.split(">")[0].split("=")[0].split("<")[0].strip())
+    return ", ".join(words)
+
+
+def test_readme_table_is_the_table_and_pyproject() -> None:
+    """README's Install table lists each extra with its `enables` and its packages."""
+    optional = pyproject()["project"]["optional-dependencies"]
+    expected = [
+        [f"`{extra.name}`", extra.enables, _packages_cell(optional[extra.name])]
+        for extra in EXTRAS
+    ] + [["`all`", "every extra above", ""]]
+    table = "\n".join("| " + " | ".join(row) + " |" for row in expected)
+    assert _readme_extras() == expected, f"README's table should read:\n{table}"
