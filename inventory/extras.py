@@ -57,8 +57,8 @@ EXTRAS: tuple[Extra, ...] = (
     ),
     Extra(
         "rollouts",
-        "`plumb rollout`, `rollback`, `pins`, `demo`, the lab's telemetry"
-        " (`lab clock`, `lab defect`): canary statistics",
+        "running a rollout (`plumb rollout start`, `resume`), `rollback`, `demo`, the"
+        " lab's telemetry (`lab clock`, `lab defect`): the canary statistics",
         ("numpy", "scipy"),
     ),
     Extra(

@@ -18,7 +18,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from inventory.extras import EXTRAS
-from reconciler.lab import snapshot_document
+from lab.fleet import snapshot_document
 from reconciler.render import render_desired
 from reconciler.settings import as_desired_state
 from tests.fleetcopy import FleetCopy, copy_orion
@@ -157,13 +157,17 @@ def test_review_plans_the_rollout_with_its_bake(change: tuple[FleetCopy, Path]) 
     assert bake["critical_count"] >= 1 and 0.0 < bake["false_alarm"] < 1.0
 
 
-def test_the_lab_plans_and_applies_with_nothing_on_stderr(tmp_path: Path) -> None:
-    """A lab fleet is made, planned and applied; a plan in a pipe draws no progress bar."""
+def test_the_lab_plans_applies_and_plans_a_rollout(tmp_path: Path) -> None:
+    """A lab fleet is made and planned (a plan in a pipe draws no progress bar), a
+    rollout over it is planned with its bakes sized, and the plan is applied."""
     fleet = copy_orion(tmp_path)
     assert plumb(fleet.path, "lab", "init", ".").exit_code == 0
     done = plumb(fleet.path, "plan", ".")
     assert done.exit_code == 0 and done.stderr == ""
     assert "243 change(s) on 45 of 45 device(s)" in done.stdout
+    rollout = plumb(fleet.path, "rollout", "plan", "firmware-hx8-2026-09", ".")
+    assert rollout.exit_code == 0, rollout.stderr
+    assert "bake: " in rollout.stdout
     applied = plumb(fleet.path, "apply", ".", "--yes")
     assert applied.exit_code == 0, applied.stderr
     assert "45 applied" in applied.stdout
@@ -180,17 +184,16 @@ def test_the_pre_commit_hook_runs(change: tuple[FleetCopy, Path]) -> None:
     assert done.exit_code == 0, done.stderr
 
 
-SSH_RULES = (
-    "drivers:\n  - {driver: eos, platforms: [eos]}\n  - {driver: sonic, platforms: [sonic]}\n"
-)
-HOST_RULE = "drivers:\n  - {driver: ansible, roles: [gpu-node]}\n"
+# Rules put before ORION's catch-all lab rule (the first match wins).
+SSH_RULES = "  - {driver: eos, platforms: [eos]}\n  - {driver: sonic, platforms: [sonic]}\n"
+HOST_RULE = "  - {driver: ansible, roles: [gpu-node]}\n"
 PG_STATE = "state:\n  backend: postgresql\n"
 PG_URL = {"PLUMB_STATE_URL": "postgresql://plumb@127.0.0.1:9/orion"}
 
 
 NEEDS_AN_EXTRA = [
-    ("", None, ["rollout", "plan", "firmware-hx8-2026-09", "."], "rollouts", 2),
-    ("", None, ["rollback", "1", "."], "rollouts", 2),
+    ("", None, ["rollback", "firmware-hx8-2026-09-1", "."], "rollouts", 2),
+    ("", None, ["lab", "defect", ".", "--clear"], "rollouts", 2),
     ("", None, ["demo"], "rollouts", 2),
     ("", None, ["serve", ".", "--once"], "serve", 2),
     ("", None, ["inventory", "import", "netbox", "http://127.0.0.1:9", "."], "netbox", 2),
@@ -215,7 +218,10 @@ def test_a_command_that_needs_an_extra_says_which(
 ) -> None:
     """One line names the command and the extra; exit 2 (1 where 2 means drift)."""
     fleet = copy_orion(tmp_path)
-    fleet.append("plumb.yaml", config)
+    if config.startswith("  - "):
+        fleet.replace("plumb.yaml", "  - driver: lab ", f"{config}  - driver: lab ")
+    else:
+        fleet.append("plumb.yaml", config)
     done = plumb(fleet.path, *args, env=env)
     assert done.stderr.splitlines() == [
         f"plumb {args[0]} needs the {extra} extra: pip install 'plumb[{extra}]'"
