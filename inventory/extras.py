@@ -42,12 +42,12 @@ EXTRAS: tuple[Extra, ...] = (
     ),
     Extra(
         "hosts",
-        "the `ansible` driver of GPU hosts and Slurm nodes",
+        "the `ansible` driver of GPU hosts",
         ("ansible_runner",),
     ),
     Extra(
         "postgres",
-        "state in PostgreSQL (`state.url`, `plumb state migrate`)",
+        "state in PostgreSQL (`state: {backend: postgresql}`, `plumb state migrate`)",
         ("psycopg",),
     ),
     Extra(
@@ -69,7 +69,6 @@ EXTRAS: tuple[Extra, ...] = (
         commands=("serve",),
     ),
 )
-ALL = "all"  # the extra that installs every other one
 
 
 def install_hint(extra: Extra) -> str:
