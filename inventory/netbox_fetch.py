@@ -20,10 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pynetbox
-import requests
-from pynetbox.core.query import ContentError, Request, RequestError
-from requests import PreparedRequest, Response
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import pynetbox
+    import requests
+    from pynetbox.core.query import ContentError, Request, RequestError
+    from requests import PreparedRequest, Response
 
 from inventory.netbox_map import NetboxData
 from inventory.secretfile import SecretFileError, first_line

@@ -39,8 +39,11 @@ from enum import StrEnum
 from statistics import NormalDist
 from typing import Any, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import numpy as np
+    from numpy.typing import NDArray
 
 from reconciler.settings import Scalar
 

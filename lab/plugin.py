@@ -6,18 +6,17 @@ through these two."""
 from __future__ import annotations
 
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 from intent.models import DriverRule
-from lab.clock import LabClock
 from lab.driver import LabDriver
 from lab.fleet import LAB_DB
-from lab.runtime import LabBakeClock, LabMaintenance
-from lab.source import LabMetricsSource
 from lab.store import LabStore
 from reconciler.drivers.base import Driver
 from reconciler.drivers.plugin import TargetContext, TargetError
-from rollouts.spec import Source
-from rollouts.support import RolloutSupport
+
+if TYPE_CHECKING:
+    from rollouts.support import RolloutSupport
 
 
 def driver(context: TargetContext, rule: DriverRule) -> Driver:
@@ -30,6 +29,13 @@ def driver(context: TargetContext, rule: DriverRule) -> Driver:
 
 def rollout_support(context: TargetContext) -> RolloutSupport | None:
     """The lab's clock, maintenance and metrics for a rollout over lab devices."""
+    # Imported here: the lab's telemetry needs the rollouts extra (numpy), its driver not.
+    from lab.clock import LabClock
+    from lab.runtime import LabBakeClock, LabMaintenance
+    from lab.source import LabMetricsSource
+    from rollouts.spec import Source
+    from rollouts.support import RolloutSupport
+
     path = context.state_dir / LAB_DB
     if not path.exists():
         return None

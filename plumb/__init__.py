@@ -6,4 +6,4 @@ the service floor (``service``), prints and exits. The floors below it are
 (``lab``), ``service`` and the controller (``serve``): docs/architecture.md.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -134,6 +135,27 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _command_word(args: Sequence[str]) -> str | None:
+    """The command a command line runs (its first word that is neither a global option
+    nor the value of ``-C``/``--repo``)."""
+    words = iter(args)
+    for word in words:
+        if word in ("-C", "--repo"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _missing_extra(args: Sequence[str], error: Exception) -> str | None:
+    """The one line for ``error`` when it is a module of an extra that is not installed."""
+    from inventory.extras import extra_for_command, needs_extra_line
+
+    command = _command_word(args)
+    extra = extra_for_command(command, error)
+    return None if extra is None else needs_extra_line(command, extra)
+
+
 def main() -> None:
     """Console entry point: run the app; turn stray errors into a message, never a traceback."""
     from plumb.pendingcmd import error_exit_code
@@ -161,6 +183,10 @@ def main() -> None:
             sys.stderr.write("interrupted\n")
         sys.exit(130)
     except Exception as exc:
+        missing = _missing_extra(sys.argv[1:], exc)
+        if missing is not None:  # an optional part is not installed: say which, one line
+            sys.stderr.write(f"{missing}\n")
+            sys.exit(bad_input)
         state = state_file_error(exc)  # the lab's database, or another state file
         if state is not None:
             sys.stderr.write(f"error: {state}\n")

@@ -105,10 +105,17 @@ def load_command_module(app: typer.Typer, name: str) -> None:
         app.add_typer(getattr(module, entry.group), name=name)
 
 
-def load_all_commands(app: typer.Typer) -> None:
-    """Import every command module (what the eager command line did at start-up)."""
+def load_all_commands(app: typer.Typer, *, installed_only: bool = False) -> None:
+    """Import every command module (what the eager command line did at start-up); with
+    ``installed_only``, skip those that need an extra this install lacks."""
+    from inventory.extras import ExtraMissing
+
     for name in LAZY:
-        load_command_module(app, name)
+        try:
+            load_command_module(app, name)
+        except ExtraMissing:
+            if not installed_only:
+                raise
 
 
 class LazyGroup(PendingAwareGroup):
@@ -126,8 +133,8 @@ class LazyGroup(PendingAwareGroup):
         if cmd_name not in self.commands:
             if cmd_name in LAZY:
                 load_command_module(self.typer_app(), cmd_name)
-            else:  # a command the table does not know yet: look everywhere
-                load_all_commands(self.typer_app())
+            else:  # a command the table does not know yet: look everywhere it can be
+                load_all_commands(self.typer_app(), installed_only=True)
             self._adopt_registered()
         return self.commands.get(cmd_name)
 

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-import numpy as np
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import numpy as np
 
 from rollouts import stats
 from rollouts.evidence import (

@@ -6,10 +6,9 @@ hours, the background failure count is Poisson with mean ``mu0 = lambda x N x T`
 The wave is flagged when it shows at least ``c`` failures, where ``c`` is the
 *critical count*: the smallest ``c >= 1`` with
 
-    P(X >= c | mu0) <= 1 - confidence                       (false alarm at most alpha)
+    P(X >= c | mu0) <= 1 - confidence                       (false alarm at most alpha).
 
-(``scipy.stats.poisson.isf(alpha, mu0) + 1``). A regression that multiplies the rate
-by ``ratio`` is caught when
+A regression that multiplies the rate by ``ratio`` is caught when
 
     P(X >= c | ratio x mu0) >= confidence                   (power at least confidence).
 
@@ -17,19 +16,21 @@ by ``ratio`` is caught when
 ``detect_rate_ratio`` x baseline is caught. Power is not monotone in T (``c`` steps up
 as mu0 grows), so T is found per critical count: the mu0 with critical count ``c``
 form the interval ``(g(alpha, c-1), g(alpha, c)]`` and the powered ones
-``mu0 >= g(confidence, c) / ratio``, where ``g(q, c) = scipy.stats.gamma.ppf(q, c)``
-(``P(Poisson(mu) >= c) = P(Gamma(c) <= mu)``). The first interval that meets the
-bounds gives T. When none does before ``max_minutes``, T is ``max_minutes`` and the
+``mu0 >= g(confidence, c) / ratio``, where ``g(q, c)`` is the mean with
+``P(X >= c) = q`` (scipy's ``gamma.ppf(q, c)``; here the pure
+:func:`rollouts.poisson.mean_with_upper_tail`). The first interval that meets the bounds
+gives T. When none does before ``max_minutes``, T is ``max_minutes`` and the
 wave is *underpowered*. Every wave reports the smallest ratio its T detects,
 ``g(confidence, c) / mu0``; a larger declared ratio never needs a longer T.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
-from scipy.stats import gamma, poisson
-
+from rollouts.poisson import mean_with_upper_tail, upper_tail
 from rollouts.spec import Bake, BakeMode
 
 RELATIVE = 1e-9
@@ -51,17 +52,20 @@ class BakeSizing:
 
 def _g(q: float, count: int) -> float:
     """The mean mu with P(Poisson(mu) >= count) = q."""
-    return 0.0 if count <= 0 else float(gamma.ppf(q, count))
+    return 0.0 if count <= 0 else mean_with_upper_tail(q, count)
 
 
 def critical_count(mu0: float, alpha: float) -> int:
     """Smallest c >= 1 with P(X >= c | mu0) <= alpha."""
-    c = int(poisson.isf(alpha, mu0)) + 1
-    while c > 1 and float(poisson.sf(c - 2, mu0)) <= alpha:
+    if mu0 <= 0.0:
+        return 1
+    z = NormalDist().inv_cdf(1.0 - alpha) if 0.0 < alpha < 1.0 else 0.0
+    c = max(math.ceil(mu0 + z * math.sqrt(mu0)), 1)  # a start near the answer; then exact
+    while c > 1 and upper_tail(c - 1, mu0) <= alpha:
         c -= 1
-    while float(poisson.sf(c - 1, mu0)) > alpha:
+    while upper_tail(c, mu0) > alpha:
         c += 1
-    return max(c, 1)
+    return c
 
 
 def detectable_ratio(mu0: float, confidence: float) -> float:
@@ -106,7 +110,7 @@ def sizing_at(bake: Bake, targets: int, minutes: float, bound: str | None) -> Ba
         minutes=minutes,
         expected_background=mu0,
         critical_count=c,
-        false_alarm=float(poisson.sf(c - 1, mu0)),
+        false_alarm=upper_tail(c, mu0),
         detectable_ratio=ratio,
         powered=ratio <= bake.detect_rate_ratio * (1 + 1e-6),
         bound=bound,

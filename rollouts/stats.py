@@ -27,9 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-from numpy.typing import NDArray
-from scipy import stats as scipy_stats
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import numpy as np
+    from numpy.typing import NDArray
+    from scipy import stats as scipy_stats
 
 from rollouts.spec import Direction, Statistic, TestKind
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 
-import psycopg
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import psycopg
 
 from reconciler.state.dbfile import StateError
 from reconciler.state.pgconn import PgConn, connect

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from inventory.extras import optional_imports
+
+with optional_imports():
+    from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from serve.corrections import BLOCK_KINDS, Blocked
 

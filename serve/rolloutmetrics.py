@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from prometheus_client import CollectorRegistry, Gauge
+from inventory.extras import optional_imports
+
+with optional_imports():
+    from prometheus_client import CollectorRegistry, Gauge
 
 from reconciler.state.db import StateDB
 from reconciler.state.journal import RolloutRow, WaveStatus

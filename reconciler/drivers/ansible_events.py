@@ -36,7 +36,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_runner.exceptions import AnsibleRunnerException, CallbackError, ConfigurationError
+from inventory.extras import optional_imports
+
+with optional_imports():
+    from ansible_runner.exceptions import AnsibleRunnerException, CallbackError, ConfigurationError
 
 from reconciler.errors import (
     ConfigRejected,

@@ -30,8 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansible_runner.config.runner import RunnerConfig
-from ansible_runner.runner import Runner
+from inventory.extras import optional_imports
+
+with optional_imports():
+    from ansible_runner.config.runner import RunnerConfig
+    from ansible_runner.runner import Runner
 
 from reconciler.drivers.ansible_events import RunReport, collect
 

@@ -25,8 +25,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from netmiko import BaseConnection
-from netmiko.exceptions import ReadTimeout
+from inventory.extras import optional_imports
+
+with optional_imports():
+    from netmiko import BaseConnection
+    from netmiko.exceptions import ReadTimeout
 
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.drivers.netmiko_errors import Phase, map_errors

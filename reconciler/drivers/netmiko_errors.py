@@ -44,8 +44,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 
-import paramiko
-from netmiko import exceptions as nx
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import paramiko
+    from netmiko import exceptions as nx
 
 from reconciler.errors import (
     ConfigRejected,

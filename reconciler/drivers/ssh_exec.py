@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import paramiko
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import paramiko
 
 from reconciler.drivers.base import DeviceRef
 from reconciler.drivers.netmiko_errors import Phase, map_errors

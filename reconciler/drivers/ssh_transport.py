@@ -26,9 +26,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import paramiko
-from netmiko import BaseConnection
-from netmiko.ssh_dispatcher import CLASS_MAPPER
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import paramiko
+    from netmiko import BaseConnection
+    from netmiko.ssh_dispatcher import CLASS_MAPPER
 
 IDLE_WAKE = 2.0  # seconds between an idle reader thread's checks
 

@@ -21,10 +21,13 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-import psycopg
-from psycopg import errors as pgerrors
-from psycopg.conninfo import make_conninfo
-from psycopg.pq import TransactionStatus
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import psycopg
+    from psycopg import errors as pgerrors
+    from psycopg.conninfo import make_conninfo
+    from psycopg.pq import TransactionStatus
 
 from reconciler.state.conn import Cursor
 from reconciler.state.dbfile import (

@@ -22,7 +22,10 @@ import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-import psycopg
+from inventory.extras import optional_imports
+
+with optional_imports():
+    import psycopg
 
 from reconciler.state import db as sqlite_db
 from reconciler.state.audit import GUARD_TRIGGERS

@@ -136,7 +136,11 @@ def test_review_formats_are_the_command_s_formats() -> None:
 
 
 def test_importing_the_commands_does_not_load_rollout_planning() -> None:
-    """`plumb review` and `plumb snapshot` leave scipy to the moment a review runs."""
-    code = "import sys, plumb.cmd_review, plumb.cmd_snapshot; print('scipy' in sys.modules)"
+    """`plumb review` and `plumb snapshot` leave rollout planning to the moment a review
+    runs."""
+    code = (
+        "import sys, plumb.cmd_review, plumb.cmd_snapshot;"
+        " print('rollouts.planning' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
