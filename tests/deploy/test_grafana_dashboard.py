@@ -104,7 +104,9 @@ def test_every_query_parses(dashboard: dict[str, Any], tmp_path: Path) -> None:
         "groups": [
             {
                 "name": "dashboard",
-                "rules": [{"record": f"plumb:dashboard:{i}", "expr": e} for i, e in enumerate(exprs)],
+                "rules": [
+                    {"record": f"plumb:dashboard:{i}", "expr": e} for i, e in enumerate(exprs)
+                ],
             }
         ]
     }

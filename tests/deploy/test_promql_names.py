@@ -8,9 +8,7 @@ from hypothesis import strategies as st
 
 from tests.deploy.promql import KEYWORDS, exported_samples, metric_names, unknown_names
 
-NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True).filter(
-    lambda n: n not in KEYWORDS
-)
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True).filter(lambda n: n not in KEYWORDS)
 LABELS = st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True)
 VALUES = st.text(alphabet='abc{}()[]",=~ 0123456789_$\\', max_size=12)
 OPS = st.sampled_from([" and on (instance) ", " or ", " unless ignoring (x) ", " / ", " > "])
@@ -28,8 +26,15 @@ def selector(name: str, label: str, value: str, op: str) -> str:
     value=VALUES,
     match=st.sampled_from(["=", "!=", "=~", "!~"]),
     op=OPS,
-    wrap=st.sampled_from(["{}", "sum by (fleet, mode) ({})", "max without (pod) (rate({}[5m]))",
-                          "histogram_quantile(0.9, {} offset 1h)", "({} == bool 1)"]),
+    wrap=st.sampled_from(
+        [
+            "{}",
+            "sum by (fleet, mode) ({})",
+            "max without (pod) (rate({}[5m]))",
+            "histogram_quantile(0.9, {} offset 1h)",
+            "({} == bool 1)",
+        ]
+    ),
 )
 def test_every_selected_name_is_found_and_nothing_else(
     first: str, second: str, label: str, value: str, match: str, op: str, wrap: str
