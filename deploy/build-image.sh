@@ -60,6 +60,7 @@ echo "== plumb --version and plumb serve --once on the example fleet, in the ima
 chroot "$mnt" /bin/sh -ec '
     export PATH=/opt/plumb/venv/bin:$PATH HOME=/tmp
     plumb --version
+    test -f /opt/plumb/venv/share/doc/plumb/serve.md  # the systemd unit's Documentation=
     cd /tmp
     git config --global user.name plumb; git config --global user.email plumb@localhost
     git config --global init.defaultBranch main

@@ -43,6 +43,7 @@ from serve.reconcile import (
 )
 from serve.rolloutmetrics import RolloutMetrics
 from serve.rollouts import RolloutDriver
+from serve.sdnotify import Notifier
 from serve.webhook import Push
 from service.context import FleetContext
 
@@ -116,6 +117,7 @@ class Controller:
         self.status = Status(commit=head_commit(root))
         self.wake = threading.Event()
         self.stopping = threading.Event()
+        self.notifier = Notifier.from_environ()
         self._sleep_step = sleep_step
         self._next_poll = 0.0
         self._next_pass = 0.0
@@ -146,11 +148,18 @@ class Controller:
     # -- the loop --------------------------------------------------------------
 
     def run(self, *, once: bool = False) -> None:
-        while not self.stopping.is_set():
-            self.turn()
-            if once:
-                return
-            self._pause()
+        """Turn until stopped; systemd (if it started us) hears READY=1 first, a
+        watchdog ping after each turn, and STOPPING=1 at the end."""
+        self.notifier.ready()
+        try:
+            while not self.stopping.is_set():
+                self.turn()
+                self.notifier.alive()
+                if once:
+                    return
+                self._pause()
+        finally:
+            self.notifier.stopping()
 
     def _pause(self) -> None:
         """Sleep until the next poll or pass is due, a push wakes us, or we stop."""
