@@ -64,6 +64,7 @@ class SavedPlan:
     digest: str
     intent_commit: str | None
     plan: Plan
+    fleet_root: str | None = None  # where the fleet repo was when the plan was made
 
 
 def _owner(text: object) -> Location | None:
@@ -150,7 +151,14 @@ def read_plan(doc: object) -> SavedPlan:
             " the file was edited after it was made"
         )
     commit = doc.get("intent_commit")
-    return SavedPlan(fleet, digest, commit if isinstance(commit, str) else None, plan)
+    root = doc.get("fleet_root")
+    return SavedPlan(
+        fleet,
+        digest,
+        commit if isinstance(commit, str) else None,
+        plan,
+        root if isinstance(root, str) else None,
+    )
 
 
 def first_moved(plan: Plan, observed: Mapping[str, Mapping[str, Scalar] | None]) -> str | None:

@@ -127,7 +127,9 @@ def plan(
             _print_plan(result, context, format, expand)
             if out is not None:
                 name, commit = context.fleet.config.fleet, context.commit
-                write_plan_file(out, plan_json(result, fleet=name, commit=commit))
+                document = plan_json(result, fleet=name, commit=commit)
+                document["fleet_root"] = str(context.fleet.root.resolve())
+                write_plan_file(out, document)
     if result.refused or result.unknown():
         raise typer.Exit(1)
     if detailed_exitcode and result.change_count():
@@ -143,12 +145,15 @@ PlanOrRepoArg = Annotated[
 ]
 
 
-def _repo_of_plan(plan_file: Path) -> Path:
+def _repo_of_plan(plan_file: Path, saved: SavedPlan) -> Path:
     """The fleet a saved plan applies to: -C/--repo or the working directory's, else the
-    nearest directory above the plan file with a plumb.yaml."""
+    fleet repo the plan names (where it was made), else the nearest directory above the
+    plan file with a plumb.yaml. Loading it checks the fleet's name against the plan's."""
     root = fleet_root(HERE)
     if (root / CONFIG_FILE).is_file():
         return root
+    if saved.fleet_root is not None and (Path(saved.fleet_root) / CONFIG_FILE).is_file():
+        return Path(saved.fleet_root)
     for directory in plan_file.resolve().parents:
         if (directory / CONFIG_FILE).is_file():
             return directory
@@ -198,7 +203,7 @@ def apply(
         if select is not None:
             raise fail("a saved plan is applied whole: --select does not apply to it")
         saved = load_plan_file(path)
-        path = _repo_of_plan(path)
+        path = _repo_of_plan(path, saved)
     with fleet_context(path) as context:
         targets = context.targets()
         try:

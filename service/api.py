@@ -64,6 +64,7 @@ def save_plan(root: str | Path, the_plan: Plan, path: str | Path) -> None:
     """Write ``the_plan`` as ``plumb plan -o`` does (plumb.plan/v1, with its sha256)."""
     fleet = load(root)
     document = plan_json(the_plan, fleet=fleet.config.fleet, commit=repo_state(fleet.root).commit)
+    document["fleet_root"] = str(fleet.root.resolve())
     write_plan_file(Path(path), document)
 
 

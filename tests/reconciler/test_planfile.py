@@ -90,3 +90,19 @@ def test_a_saved_plan_finds_its_fleet_from_elsewhere(lab: LabFleet, tmp_path: Pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert lab.writes() == writes
     assert "dry run:" in done.stdout
+
+
+def test_a_plan_saved_outside_the_repo_names_its_fleet(lab: LabFleet, tmp_path: Path) -> None:
+    """A plan written to /tmp-like places (no plumb.yaml above it) and applied from
+    another directory still finds its fleet: the plan names where it was made."""
+    outside = tmp_path / "plans"
+    outside.mkdir()
+    plan_file = outside / "plan.json"
+    made = run_plumb(lab.root, "plan", "-o", str(plan_file))
+    assert made.returncode == 0, made.stderr
+    assert json.loads(plan_file.read_text())["fleet_root"] == str(lab.root.resolve())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run_plumb(elsewhere, "apply", str(plan_file), "--yes", "--confirm-within", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert run_plumb(lab.root, "plan", "--detailed-exitcode").returncode == 0
