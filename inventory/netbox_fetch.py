@@ -29,6 +29,7 @@ with optional_imports():
     from requests import PreparedRequest, Response
 
 from inventory.netbox_map import NetboxData
+from inventory.redact import display_url, scrub, secrets_of
 from inventory.secretfile import SecretFileError, first_line
 
 PAGE = 1000
@@ -105,6 +106,8 @@ def fetch_netbox(url: str, token: str, site: str | None = None) -> NetboxData:
         )
         return tuple(request.get())
 
+    shown = display_url(url)
+    hidden = [token, *secrets_of(url)]
     try:
         return NetboxData(
             racks=records(api.dcim.racks, FIELDS["racks"]),
@@ -116,33 +119,39 @@ def fetch_netbox(url: str, token: str, site: str | None = None) -> NetboxData:
         status = exc.req.status_code
         if status in (401, 403):
             raise NetboxAuthError(
-                f"NetBox at {url} refused the token (HTTP {status}): check that it is a"
+                f"NetBox at {shown} refused the token (HTTP {status}): check that it is a"
                 " valid API token with read permission"
             ) from exc
         if status == 400:  # a filter NetBox refused, e.g. a site slug it does not have
             raise NetboxApiError(
-                f"NetBox at {url} refused the query (HTTP 400): {_detail(exc.req)}"
+                f"NetBox at {shown} refused the query (HTTP 400): {_detail(exc.req, hidden)}"
             ) from exc
-        raise NetboxApiError(f"NetBox at {url}: HTTP {status} for {exc.req.url}") from exc
+        raise NetboxApiError(
+            f"NetBox at {shown}: HTTP {status} for {scrub(display_url(exc.req.url), hidden)}"
+        ) from exc
     except ContentError as exc:
-        raise NetboxApiError(f"{url} does not answer as the NetBox API (no JSON)") from exc
+        raise NetboxApiError(f"{shown} does not answer as the NetBox API (no JSON)") from exc
     except requests.exceptions.RequestException as exc:
         reason = type(exc).__name__
-        raise NetboxUnreachable(f"cannot reach NetBox at {url} ({reason})") from exc
+        raise NetboxUnreachable(f"cannot reach NetBox at {shown} ({reason})") from exc
 
 
-def _detail(response: Response) -> str:
-    """NetBox's own words for a refused query: ``{"site": ["Select a valid choice..."]}``."""
+def _detail(response: Response, hidden: list[str]) -> str:
+    """NetBox's own words for a refused query: ``{"site": ["Select a valid choice..."]}``,
+    scrubbed of the token and bounded (a proxy may echo the request's headers)."""
     try:
         body = response.json()
     except ValueError:
-        return response.text[:200]
+        return scrub(response.text, hidden)
     if isinstance(body, dict):
-        return "; ".join(
-            f"{key}: {' '.join(map(str, value)) if isinstance(value, list) else value}"
-            for key, value in sorted(body.items())
+        return scrub(
+            "; ".join(
+                f"{key}: {' '.join(map(str, value)) if isinstance(value, list) else value}"
+                for key, value in sorted(body.items())
+            ),
+            hidden,
         )
-    return str(body)[:200]
+    return scrub(str(body), hidden)
 
 
 class NetboxTokenError(NetboxError):

@@ -19,6 +19,7 @@ from inventory.netbox_drift import DriftReport, compare, drift_json, drift_lines
 from inventory.netbox_map import MappingError, NetboxMapping, map_netbox
 from inventory.netbox_write import file_changes, read_owned, render_files, write_files
 from inventory.problems import InputError
+from inventory.redact import display_url
 
 
 class ImportFailed(Exception):
@@ -77,7 +78,7 @@ def run_import(
     from inventory.netbox_fetch import NetboxError, fetch_netbox, read_token
 
     if not url.startswith(("http://", "https://")):
-        raise ImportFailed([f"error: {url!r} is not an http:// or https:// URL"])
+        raise ImportFailed([f"error: {display_url(url)!r} is not an http:// or https:// URL"])
     try:
         token = read_token(token_file, token_env, environ)
         data = fetch_netbox(url, token, site)
@@ -96,4 +97,4 @@ def run_import(
     report = compare(repo, imported, changes)
     if write:
         write_files(root, rendered, changes)
-    return ImportOutcome(url, report)
+    return ImportOutcome(display_url(url), report)
