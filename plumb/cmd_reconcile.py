@@ -125,6 +125,12 @@ def plan(
                     targets.close()
                 audit_plan(context, result)
             _print_plan(result, context, format, expand)
+            frozen = context.db.freeze.status() if against is None else None
+            if frozen is not None and format == "text":
+                typer.echo(
+                    f"note: {frozen.describe()}: `plumb apply` refuses until `plumb unfreeze`",
+                    err=True,
+                )
             if out is not None:
                 name, commit = context.fleet.config.fleet, context.commit
                 document = plan_json(result, fleet=name, commit=commit)
@@ -275,7 +281,7 @@ def _apply(context: FleetContext, targets: Targets, options: _Options) -> ApplyR
     if options.format == "json":
         sys.stdout.write(dumps(apply_json(report, fleet=name, dry_run=dry_run)))
     elif the_plan.change_count() == 0:
-        typer.echo("nothing to do: the fleet is at its intent")
+        typer.echo(_nothing_to_do(the_plan, options.select))
     else:
         for result in report.results:
             if result.error:
@@ -285,6 +291,18 @@ def _apply(context: FleetContext, targets: Targets, options: _Options) -> ApplyR
                 )
         typer.echo(apply_summary(report, dry_run=dry_run), nl=False)
     return report
+
+
+def _nothing_to_do(plan: Plan, select: str | None) -> str:
+    """Why an apply wrote nothing, without claiming more than was planned."""
+    owned = len(plan.claimed())
+    if select is not None:
+        said = f"nothing to do on --select {select!r}: its devices are at their intent"
+    else:
+        said = "nothing to do: the fleet is at its intent"
+    if owned:
+        said += f" (but {owned} change(s) owned by a rollout: see OWNED above)"
+    return said
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,27 @@ def test_a_frozen_fleet_refuses_apply_with_the_reason(lab: LabFleet) -> None:
     assert lab.writes() == writes
 
 
+def test_plan_of_a_frozen_fleet_says_apply_will_refuse(lab: LabFleet) -> None:
+    """`plumb plan` still plans a frozen fleet, and says the freeze is on and why."""
+    run_plumb(lab.root, "freeze", "--reason", "INC-4411: packet loss on rail 3")
+    done = run_plumb(lab.root, "plan")
+    assert done.returncode == 0, done.stderr
+    assert "note: fleet frozen by" in done.stderr
+    assert "INC-4411" in done.stderr and "until `plumb unfreeze`" in done.stderr
+    run_plumb(lab.root, "unfreeze")
+    assert "frozen" not in run_plumb(lab.root, "plan").stderr
+
+
+def test_apply_of_a_selection_with_nothing_pending_says_so(lab: LabFleet) -> None:
+    """A --select whose devices are at intent does not claim the whole fleet is."""
+    first = run_plumb(lab.root, "apply", "--yes", "--select", "role=frontend")
+    assert first.returncode == 0, first.stdout + first.stderr
+    done = run_plumb(lab.root, "apply", "--yes", "--select", "role=frontend")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "nothing to do on --select 'role=frontend'" in done.stdout
+    assert "the fleet is at its intent" not in done.stdout
+
+
 def _wait_for_first_write(lab: LabFleet, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while lab.writes() == 0:
