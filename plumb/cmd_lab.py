@@ -152,9 +152,13 @@ def lab_fault(
     count: Annotated[
         int | None, typer.Option(min=1, help="Fire N times (default: always).")
     ] = None,
-    probability: Annotated[float, typer.Option(min=0.0, max=1.0)] = 1.0,
-    latency_ms: Annotated[int, typer.Option(min=0)] = 0,
-    seed: int = 0,
+    probability: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Chance the fault fires on each operation.")
+    ] = 1.0,
+    latency_ms: Annotated[
+        int, typer.Option(min=0, help="For latency: milliseconds added to each operation.")
+    ] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault's draws (reproducible).")] = 0,
     clear: Annotated[bool, typer.Option("--clear", help="Remove the device's faults.")] = False,
 ) -> None:
     """Inject a fault into one lab device (or --clear its faults)."""
@@ -212,7 +216,11 @@ def lab_miscable(
 
 
 @lab_app.command("reset")
-def lab_reset(path: PathArg = Path("."), seed: int = 0, drift: int = 6) -> None:
+def lab_reset(
+    path: PathArg = Path("."),
+    seed: Annotated[int, typer.Option(help="Seed for drift and fault draws.")] = 0,
+    drift: Annotated[int, typer.Option(min=0, help="Drifted fields to start with.")] = 6,
+) -> None:
     """Recreate the lab at its starting state, with no faults."""
     lab_init(path, seed=seed, drift=drift, current_firmware=False, from_snapshot=None)
 

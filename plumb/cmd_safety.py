@@ -58,9 +58,11 @@ def unfreeze(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
 @audit_app.command("show")
 def audit_show(
     path: PathArg = Path("."),
-    limit: Annotated[int, typer.Option(min=1)] = 50,
-    device: str | None = None,
-    kind: str | None = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many of the newest records.")] = 50,
+    device: Annotated[str | None, typer.Option(help="Only records about this device.")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="Only records of this kind (plan, write, lease, ...).")
+    ] = None,
     format: FormatOpt = "text",
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON record per line (JSON Lines).")

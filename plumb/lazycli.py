@@ -136,7 +136,10 @@ class LazyGroup(PendingAwareGroup):
             else:  # a command the table does not know yet: look everywhere it can be
                 load_all_commands(self.typer_app(), installed_only=True)
             self._adopt_registered()
-        return self.commands.get(cmd_name)
+        command = self.commands.get(cmd_name)
+        if command is not None:
+            name_metavars(command)
+        return command
 
     def _adopt_registered(self) -> None:
         """Build the click commands of everything now registered on the typer app."""
@@ -164,3 +167,20 @@ class LazyGroup(PendingAwareGroup):
                 rows.append((name, command.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def name_metavars(command: _click.Command) -> None:
+    """Give every argument and valued option a metavar a person reads (``SPEC``,
+    ``PATH``, ``N``) instead of the type placeholders help shows otherwise
+    (``{spec}``, ``<str>``, ``<list[str]>``); a metavar a command chose is kept."""
+    for param in command.params:
+        if param.metavar is not None or getattr(param, "is_flag", False):
+            continue
+        described = getattr(param, "type_descriptor", None)
+        annotation = getattr(described, "annotation", None)
+        if annotation in (int, float, int | None, float | None):
+            param.metavar = "N"
+        else:
+            param.metavar = (param.name or "value").upper()
+    for sub in getattr(command, "commands", {}).values():
+        name_metavars(sub)
