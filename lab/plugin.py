@@ -21,9 +21,17 @@ if TYPE_CHECKING:
 
 def driver(context: TargetContext, rule: DriverRule) -> Driver:
     """The ``lab`` driver of a fleet whose lab was made by ``plumb lab init``."""
-    store = LabStore(context.state_dir / LAB_DB)
+    path = context.state_dir / LAB_DB
+    if not path.is_file():  # opening the store would create an empty lab here
+        raise TargetError(
+            f"the lab fleet does not exist yet: run `plumb lab init {context.root}` first"
+        )
+    store = LabStore(path)
     if not store.exists():
-        raise TargetError("the lab fleet does not exist yet: run `plumb lab init` first")
+        store.close()
+        raise TargetError(
+            f"the lab fleet does not exist yet: run `plumb lab init {context.root}` first"
+        )
     return LabDriver(store)
 
 

@@ -30,9 +30,12 @@ lab_app = typer.Typer(
 
 def _store(path: Path, *, must_exist: bool = True) -> LabStore:
     fleet = load_or_exit(path)
+    if must_exist and not lab_db_path(fleet).is_file():  # opening it would create one
+        raise fail(f"no lab fleet yet: run `plumb lab init {fleet.root}` first")
     store = LabStore(lab_db_path(fleet))
     if must_exist and not store.exists():
-        raise fail("no lab fleet yet: run `plumb lab init` first")
+        store.close()
+        raise fail(f"no lab fleet yet: run `plumb lab init {fleet.root}` first")
     return store
 
 
@@ -249,7 +252,7 @@ def lab_defect(
     fleet = load_or_exit(path)
     db = lab_db_path(fleet)
     if not db.exists():
-        raise fail("no lab fleet yet: run `plumb lab init` first")
+        raise fail(f"no lab fleet yet: run `plumb lab init {fleet.root}` first")
     if clear:
         from lab.clock import LabClock
 
@@ -290,7 +293,7 @@ def lab_clock(
     fleet = load_or_exit(path)
     db = lab_db_path(fleet)
     if not db.exists():
-        raise fail("no lab fleet yet: run `plumb lab init` first")
+        raise fail(f"no lab fleet yet: run `plumb lab init {fleet.root}` first")
     with LabClock(db) as clock:
         minutes = clock.advance(advance) if advance else clock.now()
     typer.echo(f"lab clock: {lab_time(minutes).isoformat()} ({minutes:.1f} virtual minutes)")

@@ -110,3 +110,12 @@ def test_a_device_no_rule_matches_is_refused_by_name(orion: FleetCopy) -> None:
     assert done.returncode == 2
     assert "no `drivers:` rule in plumb.yaml matches gpu-n" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_plan_without_a_lab_leaves_no_lab_behind(orion: FleetCopy) -> None:
+    """Refused for want of `plumb lab init`, plan creates no empty lab.db, and the
+    message names the fleet path in the command to run."""
+    done = run_plumb(orion.path, "plan")
+    assert done.returncode == 2
+    assert f"run `plumb lab init {orion.path}` first" in done.stderr
+    assert not (orion.path / ".plumb" / "lab.db").exists()
