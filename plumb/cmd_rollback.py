@@ -18,7 +18,7 @@ from plumb.cmd_rollout import _lease, _show_status
 from plumb.progress import ConsoleReporter
 from plumb.rolloutapp import IdArg
 from reconciler.errors import FencedOut, Frozen
-from reconciler.state.journal import RolloutStatus, WaveStatus
+from reconciler.state.journal import RolloutStatus, TargetRow, WaveRow, WaveStatus
 from rollouts.spec import RollbackScope
 from service.context import FleetContext
 from service.runtime import rollout_runtime
@@ -95,11 +95,10 @@ def rollback_command(
             if row.status.active and row.status is not RolloutStatus.rolling_back:
                 journal.set_status(rollout, RolloutStatus.aborted, reason)
             chosen_scope = RollbackScope.target if target else (scope or spec.rollback.scope)
-            if wave is None:
-                aborted = [
-                    w.number for w in journal.waves(rollout) if w.status is WaveStatus.aborted
-                ]
-                wave = aborted[-1] if aborted else None
+            if wave is None and chosen_scope in (RollbackScope.wave, RollbackScope.target):
+                wave, why = _picked_wave(journal.waves(rollout), journal.targets(rollout))
+                if wave is not None and not target and not emergency and text:
+                    typer.echo(f"rolling back wave {wave} ({why}; --wave N picks another)")
             try:
                 report = rollback(
                     runtime,
@@ -169,6 +168,18 @@ def _print_rollback_json(
         row, journal.waves(rollout), journal.targets(rollout), journal.pins(rollout)
     )
     typer.echo(dumps(rollback_json(rollout, report, revert, status)), nl=False)
+
+
+def _picked_wave(waves: list[WaveRow], targets: list[TargetRow]) -> tuple[int | None, str]:
+    """The wave a rollback without --wave takes: the aborted one, else the latest
+    wave with a written target; and why, to say so."""
+    aborted = [w.number for w in waves if w.status is WaveStatus.aborted]
+    if aborted:
+        return aborted[-1], "the aborted wave"
+    written = [t.wave for t in targets if t.status.written and t.before is not None]
+    if written:
+        return max(written), "the latest wave with written targets"
+    return None, "no wave was written"
 
 
 def grouped_lines(label: str, reasons: dict[str, str]) -> list[str]:

@@ -184,3 +184,15 @@ def test_a_second_rollback_with_nothing_to_do_changes_nothing(
     assert (again.status, again.reason) == (first.status, first.reason)
     assert [(p.id, p.reason) for p in pins_again] == [(p.id, p.reason) for p in pins]
     assert pins and all("first" in p.reason for p in pins)
+
+
+def test_a_wave_rollback_without_wave_names_the_wave_it_took(fleet: GitFleet) -> None:
+    """`rollback --scope wave` with no --wave says which wave it picked and why, and
+    restores exactly that wave's targets."""
+    rollout = fleet.only_rollout()
+    rows = fleet.targets(rollout)
+    latest = max(t.wave for t in rows)
+    run = fleet.plumb("rollback", rollout, ".", "--scope", "wave")
+    assert f"rolling back wave {latest} (the latest wave with written targets;" in run.stdout
+    touched = {t.device for t in fleet.targets(rollout) if t.status is not TargetStatus.applied}
+    assert touched == {t.device for t in rows if t.wave == latest}
