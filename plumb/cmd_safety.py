@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from reconciler.state.db import StateDB
 
 from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
 
@@ -124,6 +127,26 @@ def lease_show(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
             _print_json(lease_json(current, context.db.now()))
             return
         typer.echo("no lease held" if current is None else current.describe(context.db.now()))
+        for line in _active_rollouts(context.db, held=current is not None):
+            typer.echo(line)
+
+
+def _active_rollouts(db: StateDB, *, held: bool) -> list[str]:
+    """Rollouts under way: a driven one takes the lease only while a step runs."""
+    from service.ownership import IN_PROGRESS
+
+    lines = []
+    for row in db.journal.all():
+        if not row.status.active:
+            continue
+        waves = db.journal.waves(row.id)
+        going = [w for w in waves if w.status in IN_PROGRESS]
+        where = (
+            f"wave {going[0].number} {going[0].status.value}" if going else "between waves"
+        )
+        between = "" if held else ": no lease is held between its steps"
+        lines.append(f"rollout {row.id} is {row.status.value} ({where}){between}")
+    return lines
 
 
 @lease_app.command("break")

@@ -110,3 +110,16 @@ def test_a_saved_plan_that_writes_an_owned_field_is_refused(tmp_path: Path) -> N
     assert run.exit_code == 1, run.stdout + run.stderr
     assert f"owned by rollout {fleet.only_rollout()}" in run.stderr
     assert fleet.device_writes() == writes
+
+
+def test_lease_show_names_the_rollout_between_its_steps(held: tuple[GitFleet, str]) -> None:
+    """No lease is held while the rollout waits for promotion; `lease show` says which
+    rollout is under way and where, instead of only "no lease held"."""
+    fleet, rollout = held
+    shown = fleet.plumb("lease", "show", ".")
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "no lease held"
+    assert lines[1] == (
+        f"rollout {rollout} is awaiting_promotion (between waves): no lease is held between"
+        " its steps"
+    )
