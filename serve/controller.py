@@ -66,6 +66,11 @@ def _collect_after_load() -> None:
         gc.collect()
 
 
+def _counts(by_outcome: dict[str, int]) -> str:
+    """``3 applied, 1 failed``: outcome counts as words, never a Python dict."""
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(by_outcome.items()))
+
+
 def log(message: str) -> None:
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     sys.stderr.write(f"{stamp} {message}\n")
@@ -235,7 +240,7 @@ class Controller:
         log(
             f"pass at {(context.commit or '-')[:12]}: {result.decision.count()} drifted field(s),"
             f" {result.decision.corrected_fields()} to correct ({result.decision.window.reason})"
-            + (f"; applied {applied}" if applied else "")
+            + (f"; applied: {_counts(applied)}" if applied else "")
             + (f"; refused: {result.refused}" if result.refused else "")
         )
         for line in owned_lines(result.decision) + blocked_lines(result.decision):
