@@ -19,6 +19,7 @@ import typer
 
 from inventory.problems import InputError
 from plumb.app import FormatOpt, PathArg, app, check_format, fleet_root, load_or_exit
+from plumb.exitcodes import INTERNAL
 from reconciler.state.dbfile import StateError, state_file_error
 from service.errors import ServiceError
 
@@ -197,7 +198,7 @@ def main() -> None:
             f"plumb: internal error: {type(exc).__name__}: {exc}\n"
             "(set PLUMB_DEBUG=1 to see the traceback)\n"
         )
-        sys.exit(3)
+        sys.exit(INTERNAL)
 
 
 def _partial_apply(exc: BaseException) -> bool:

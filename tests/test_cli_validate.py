@@ -151,7 +151,8 @@ def test_expired_waiver_fails_at_its_own_line(orion: FleetCopy) -> None:
 def test_unexpected_error_is_one_line_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A bug in plumb prints one line and exits 3; PLUMB_DEBUG=1 shows the traceback."""
+    """A bug in plumb prints one line and exits 70 (3 is a held rollout); PLUMB_DEBUG=1
+    shows the traceback."""
 
     def explode() -> None:
         raise RuntimeError("disk on fire")
@@ -160,7 +161,7 @@ def test_unexpected_error_is_one_line_not_a_traceback(
     monkeypatch.delenv("PLUMB_DEBUG", raising=False)
     with pytest.raises(SystemExit) as exited:
         plumb.cli.main()
-    assert exited.value.code == 3
+    assert exited.value.code == 70
     assert capsys.readouterr().err == (
         "plumb: internal error: RuntimeError: disk on fire\n"
         "(set PLUMB_DEBUG=1 to see the traceback)\n"
