@@ -1,7 +1,8 @@
 """The ``plumb`` command line (typer). Thin: parse arguments, call a stage, print, exit.
 
-Exit codes: 0 clean, 1 policy or plan says no, 2 bad input or usage. Bad input is
-always printed as ``file:line:col: message``; no command shows a traceback for it.
+Exit codes (plumb/exitcodes.py, docs/exit-codes.md): 0 clean, 1 policy or plan says no, 2 bad
+input or usage, 3 a held rollout, 70 internal. Bad input is printed as ``file:line:col:
+message``; no command shows a traceback for it.
 """
 
 from __future__ import annotations
