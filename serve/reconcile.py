@@ -102,7 +102,8 @@ def _notice(context: FleetContext, decision: DriftDecision, new: frozenset[str])
                 {
                     "device": f.device,
                     "path": f.path,
-                    "intended": repr(f.intended),
+                    "observed": f.observed,
+                    "intended": f.intended,
                     **({"rollout": f.rollout} if f.rollout else {}),
                 }
                 for f in told[:10]

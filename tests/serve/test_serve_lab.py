@@ -85,6 +85,9 @@ def test_drift_is_reported_outside_a_window_and_corrected_once_git_opens_it(
             ("leaf-r0", QOS),
             ("leaf-r0", MTU),
         }
+        values = {n["path"]: (n["observed"], n["intended"]) for n in drift["detail"]["new"]}
+        assert values[QOS] == (150, 200)  # JSON values as the device and intent have them
+        assert values[MTU][0] == 9000 and isinstance(values[MTU][1], int)
         assert receiver.refused == 1  # the first try failed, the retry was delivered
         slack = wait_until(lambda: receiver.events("/slack"), 15, "the slack notice")[0]
         assert slack["text"].startswith("plumb orion: drift:") and slack["blocks"]
