@@ -105,6 +105,22 @@ def control_floors(
     return floors
 
 
+def acceptance_counts(waves: Sequence[WaveRow], names: Sequence[str]) -> FaultCounts:
+    """Failed acceptance tests per node, from the outcomes the waves journaled
+    (``evidence.acceptance``); a node with no recorded test is left out (no evidence)."""
+    outcomes: dict[str, Json] = {}
+    for row in waves:
+        recorded = (row.evidence or {}).get("acceptance")
+        if isinstance(recorded, dict):
+            outcomes.update(recorded)
+    counts: dict[str, int] = {}
+    for name in names:
+        outcome = outcomes.get(name)
+        if isinstance(outcome, dict) and "passed" in outcome:
+            counts[name] = 0 if outcome["passed"] else 1
+    return counts
+
+
 def assess_step(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
     """Judge a baked wave: the declared abort conditions over the bake window, wave
     targets against controls, with an A/A noise floor measured on the controls."""
@@ -126,6 +142,9 @@ def assess_step(rt: Runtime, ctx: Context, wave: WaveRow) -> WaveStatus:
         HardFault.unreachable: {n: int(seen[n].state is None) for n in names},
         HardFault.unknown: {r.device: int(r.status is TargetStatus.unknown) for r in mine},
     }
+    if spec.acceptance and HardFault.acceptance_failed in spec.abort.hard_faults:
+        # the spec's own acceptance tests are the evidence of acceptance_failed
+        observed[HardFault.acceptance_failed] = acceptance_counts(waves, names)
     evidence = collect(rt.sources, spec.abort, judged, controls, window, observed)
     seed = spec.seed * 1000 + wave.number * 10 + wave.attempts
     floors = control_floors(ctx, evidence.samples, len(judged), seed)
