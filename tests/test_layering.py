@@ -68,7 +68,7 @@ EDGE_OWNERS = {
     "git": ["ci/gitrepo.py", "ci/gitrev.py", "serve/gitpoll.py", "rollouts/gitpin.py"],
     "sqlite3": ["reconciler/state/*.py", "lab/store.py", "lab/clock.py"],
     "psycopg": ["reconciler/state/pg*.py", "serve/leader_pg.py"],
-    "urllib": ["rollouts/sources/prometheus.py", "serve/sender.py"],
+    "urllib": ["rollouts/sources/prometheus.py", "serve/sender.py", "inventory/redact.py"],
     "typer": ["plumb/*.py"],
     "pynetbox": ["inventory/netbox_fetch.py"],
     "requests": ["inventory/netbox_fetch.py"],
