@@ -14,12 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-from reconciler.state.conn import Conn
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import Conn, StateStore
 
 DRIFT_TOLD_MIGRATION: tuple[str, ...] = (
     """CREATE TABLE drift_told (
@@ -41,7 +37,7 @@ Found = Mapping[str, tuple[str, str]]  # fingerprint -> (device, subject)
 
 
 class DriftTold:
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def told(self, conn: Conn) -> frozenset[str]:

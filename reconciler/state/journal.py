@@ -19,13 +19,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler import failpoint
 from reconciler.settings import Scalar
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import StateStore
 
 JOURNAL_MIGRATION: tuple[str, ...] = (
     """CREATE TABLE rollout (
@@ -282,9 +280,9 @@ def _target(row: tuple[Any, ...]) -> TargetRow:
 
 
 class Journal:
-    """The rollout journal and pins of one :class:`StateDB`; get it as ``db.journal``."""
+    """The rollout journal and pins of one state database; get it as ``db.journal``."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def _commit(self) -> None:

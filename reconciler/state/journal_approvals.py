@@ -16,13 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler import failpoint
-from reconciler.state.conn import Conn
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import Conn, StateStore
 
 APPROVAL_MIGRATION: tuple[str, ...] = (
     """CREATE TABLE rollout_approval (
@@ -107,9 +104,9 @@ def _row(row: tuple[Any, ...]) -> ApprovalRow:
 
 
 class Approvals:
-    """The approvals of one :class:`StateDB`; get it as ``db.approvals``."""
+    """The approvals of one state database; get it as ``db.approvals``."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def add(self, conn: Conn, new: NewApproval) -> None:

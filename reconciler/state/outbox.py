@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from reconciler.state.conn import Conn
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import Conn, StateStore
 
 OUTBOX_MIGRATION: tuple[str, ...] = (
     """CREATE TABLE outbox (
@@ -58,7 +55,7 @@ def backoff(attempts: int) -> float:
 
 
 class Outbox:
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def add(
