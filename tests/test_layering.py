@@ -53,6 +53,12 @@ EDGE_OWNERS = {
     ],
     "ansible_runner": ["reconciler/drivers/ansible_*.py"],
     "git": ["ci/gitrepo.py", "ci/gitrev.py", "serve/gitpoll.py", "rollouts/gitpin.py"],
+    "sqlalchemy": [
+        "reconciler/state/schema.py",
+        "reconciler/state/upgrade.py",
+        "reconciler/state/migrations/*.py",
+    ],
+    "alembic": ["reconciler/state/upgrade.py", "reconciler/state/migrations/*.py"],
     "sqlite3": ["reconciler/state/*.py", "lab/store.py", "lab/clock.py"],
     "psycopg": ["reconciler/state/pg*.py", "serve/leader_pg.py"],
     "urllib": ["rollouts/sources/prometheus.py", "serve/sender.py"],

@@ -17,15 +17,6 @@ from collections.abc import Mapping
 
 from reconciler.state.conn import Conn, StateStore
 
-DRIFT_TOLD_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE drift_told (
-        fingerprint TEXT PRIMARY KEY,  -- sha256 of the told drift or block
-        device TEXT NOT NULL,
-        subject TEXT NOT NULL,  -- the field's path, or "blocked:<kind>"
-        told_at TEXT NOT NULL
-    )""",
-)
-
 
 def fingerprint(device: str, subject: str, *values: object) -> str:
     """A stable key of one told thing, whatever the values' types."""

@@ -21,24 +21,6 @@ from typing import Any
 from reconciler import failpoint
 from reconciler.state.conn import Conn, StateStore
 
-APPROVAL_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE rollout_approval (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind TEXT NOT NULL,           -- start | drive | promote
-        spec_path TEXT NOT NULL,
-        spec_sha256 TEXT NOT NULL,
-        spec_commit TEXT,
-        rollout TEXT,                 -- NULL for a start until the rollout is begun
-        wave INTEGER,                 -- promote only
-        actor TEXT NOT NULL,
-        approved_at TEXT NOT NULL,
-        state TEXT NOT NULL,          -- pending | taken | refused
-        outcome TEXT,
-        settled_at TEXT
-    )""",
-    "CREATE INDEX rollout_approval_by_state ON rollout_approval(state, id)",
-)
-
 
 class ApprovalKind(StrEnum):
     start = "start"

@@ -16,26 +16,6 @@ from typing import Any
 
 from reconciler.state.conn import Conn, StateStore
 
-OUTBOX_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE outbox (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        created_at TEXT NOT NULL,
-        event TEXT NOT NULL,
-        target TEXT NOT NULL,  -- the environment variable holding the webhook URL
-        format TEXT NOT NULL,  -- json | slack
-        payload TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at TEXT NOT NULL,
-        delivered_at TEXT,
-        last_error TEXT
-    )""",
-    "CREATE INDEX outbox_due ON outbox(delivered_at, next_attempt_at)",
-    """CREATE TABLE controller_cursor (
-        name TEXT PRIMARY KEY,
-        value INTEGER NOT NULL
-    )""",
-)
-
 MAX_BACKOFF_SECONDS = 300.0
 
 
