@@ -79,4 +79,3 @@ def state_upgrade(path: PathArg = Path(".")) -> None:
         )
     else:
         typer.echo(f"{shown} is at schema version {done.after}, the current one: nothing to do")
-

@@ -197,7 +197,7 @@ class StateDB:
 
     def schema_version(self) -> int:
         with self.reading() as conn:
-            return _stored(conn).version
+            return _stored(conn, Path(self.location)).version
 
     def close(self) -> None:
         with self._lock:
@@ -235,7 +235,7 @@ def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> Sta
         return _open_read_only(path, clock)
     conn = _connect(path)
     try:
-        stored = _stored(conn)
+        stored = _stored(conn, path)
         if stored.version > HEAD:
             raise SchemaTooNew(too_new(stored.version))
         if not stored.current:
@@ -290,7 +290,7 @@ def _open_read_only(path: Path, clock: Callable[[], datetime]) -> StateDB:
     """The existing file, read-only: its schema must be exactly this plumb's."""
     conn = connect_read_only(path, BUSY_TIMEOUT_MS / 1000)
     try:
-        stored = _stored(conn)
+        stored = _stored(conn, path)
     except sqlite3.Error as exc:
         conn.close()
         raise translate(path, exc, BUSY_TIMEOUT_MS / 1000) from exc
@@ -316,20 +316,13 @@ def _empty_read_only(path: Path, clock: Callable[[], datetime], why: str) -> Sta
     return StateDB(conn, path, clock, read_only_reason=f"{why}; no state recorded yet")
 
 
-def _stored(conn: Conn) -> Stored:
-    """The file's schema version; a file with tables but no version is refused."""
+def _stored(conn: Conn, path: Path) -> Stored:
+    """The schema version of ``path`` (open as ``conn``); a file with tables but no
+    version is refused."""
     stored = stored_version(lambda sql: conn.execute(sql).fetchall(), "sqlite")
     if stored.foreign:
-        raise damaged(Path(_file_of(conn)), "not a plumb state database")
+        raise damaged(path, "not a plumb state database")
     return stored
-
-
-def _file_of(conn: Conn) -> str:
-    """The main database file of ``conn`` (for messages)."""
-    for _, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return str(file) or ":memory:"
-    return "?"
 
 
 def _create(conn: sqlite3.Connection, path: Path, now: datetime) -> None:
