@@ -1,45 +1,77 @@
-"""The state package imports in one direction: the backends (``db``, ``pgdb``) import
-the modules of each table, which know the database only through ``conn.StateStore``."""
+"""What the state package imports: the backends (``db``, ``pgdb``) import the modules of
+each table, which know the database only through ``conn.StateStore`` and never reach a
+backend; and opening a database that is already current loads neither SQLAlchemy nor
+Alembic (they load only when a database is created or upgraded)."""
 
 from __future__ import annotations
 
-import ast
-import graphlib
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
+from tests.test_layering import import_graph
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "reconciler" / "state"
+STATE = "reconciler.state"
 TABLE_MODULES = ("audit", "lease", "freeze", "journal", "journal_approvals", "outbox", "drifttold")
+BACKENDS = {f"{STATE}.db", f"{STATE}.pgdb", f"{STATE}.upgrade"}
+
+OPEN_AND_CHECK = """
+import json, sys
+from reconciler.state.location import open_state
+with open_state(sys.argv[1]) as db:
+    token = db.lease.acquire("tester", "apply")
+    db.check_write(token)
+    db.audit.append("decision", actor="tester", intent_commit=None)
+    db.lease.release(token)
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+"""
 
 
-def _graph() -> dict[str, set[str]]:
-    """Module -> the state modules it imports, counting imports made only for type
-    checking and inside functions."""
-    modules = {
-        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-        for p in PACKAGE.rglob("*.py")
-    }
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-        graph[name] = {m for m in found if m in modules and m != name}
-    return graph
+def _reached(graph: Mapping[str, Mapping[str, int]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for target in graph.get(todo.pop(), {}):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
 
 
-def test_the_state_package_imports_in_one_direction() -> None:
-    """No import circle inside reconciler/state, counting imports made only for type
-    checking and inside functions: the backends import the table modules, never the
-    reverse."""
-    graph = _graph()
-    assert "reconciler.state.db" in graph["reconciler.state.pgdb"]  # the graph is real
-    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError naming the circle
+def test_the_table_modules_never_reach_a_backend() -> None:
+    """Following every import from a table module (type-checking and function-level ones
+    counted) never arrives at db, pgdb or the upgrade."""
+    graph = import_graph(ROOT, ["reconciler"])
+    assert f"{STATE}.audit" in graph[f"{STATE}.db"]  # the graph is real
     for module in TABLE_MODULES:
-        assert not graph[f"reconciler.state.{module}"] & {
-            "reconciler.state.db",
-            "reconciler.state.pgdb",
-        }, module
+        assert not _reached(graph, f"{STATE}.{module}") & BACKENDS, module
+
+
+def _top_level_imports(location: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_AND_CHECK, location],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_current_database_is_used_without_sqlalchemy(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A fresh process that opens an existing, current state database, takes the lease,
+    checks a write and appends to the audit log imports neither SQLAlchemy nor Alembic;
+    the process that created the database did."""
+    if backend == "sqlite":
+        location = str(tmp_path / "plumb.db")
+    else:
+        location = str(request.getfixturevalue("pg_url"))
+    assert {"sqlalchemy", "alembic"} <= _top_level_imports(location)
+    assert not {"sqlalchemy", "alembic"} & _top_level_imports(location)
