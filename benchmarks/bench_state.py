@@ -8,14 +8,17 @@ record before-states, in flight, applied, per wave of 256).
 
 Run as root it starts a throwaway PostgreSQL 15 on /dev/shm (``--pg`` names an existing
 server's maintenance database instead: one fresh database is created there per run).
-Each backend is measured in a fresh interpreter, so "create" includes importing what
-creating a database needs. Beside each wall figure: the CPU seconds of the benchmark
-process and, on PostgreSQL, of the server process serving its connection.
+Creating is measured in a fresh interpreter (so it includes importing what creating a
+database needs, as the first command on a fleet does), the rest in another that opens
+the database the first made (as every later command does). Beside each wall figure: the CPU
+seconds of the benchmark process and, on PostgreSQL, of the server process serving its
+connection.
 
 With ``--base REV`` the same measurements also run on that earlier commit (``git
 archive`` into a temporary folder; this script, that tree's ``reconciler``), alternating
-with this tree's ``--repeat`` times, and the figures are printed side by side;
-``--this REV`` measures a commit instead of the working tree.
+with this tree's (each first in every other run) ``--repeat`` times, and the figures are
+printed side by side, then their medians; ``--this REV`` measures a commit instead of the
+working tree.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -94,14 +98,24 @@ def _backend_pid(db: Any) -> int | None:
         return int(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
 
 
-def measure(location: str) -> Figures:
-    """Every phase on the state database at ``location`` (a path or an empty database)."""
-    from reconciler.state.journal import TargetStatus as T
+def measure_create(location: str) -> Figures:
+    """Creating the state database at ``location`` (a path or an empty database), in a
+    process that has not opened one yet: what the first command on a fleet pays."""
     from reconciler.state.location import open_state
 
     found: Figures = {}
     with _measured(found, "create", None):
         open_state(location).close()
+    return found
+
+
+def measure(location: str) -> Figures:
+    """The other phases on the existing state database at ``location``, in a process
+    that did not create it: what every later command pays."""
+    from reconciler.state.journal import TargetStatus as T
+    from reconciler.state.location import open_state
+
+    found: Figures = {}
     with _measured(found, "open", None, calls=50):
         for _ in range(50):
             open_state(location).close()
@@ -135,15 +149,18 @@ def measure(location: str) -> Figures:
 
 
 def measure_in_child(tree: Path, location: str) -> Figures:
-    """:func:`measure` in a fresh interpreter importing ``tree``'s plumb."""
-    child = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", location],
-        env={**os.environ, "BENCH_STATE_TREE": str(tree), "PYTHONPATH": str(tree)},
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    figures: Figures = json.loads(child.stdout.strip().splitlines()[-1])
+    """:func:`measure_create`, then :func:`measure`, each in a fresh interpreter
+    importing ``tree``'s plumb."""
+    figures: Figures = {}
+    for phase in ("create", "use"):
+        child = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--child", phase, location],
+            env={**os.environ, "BENCH_STATE_TREE": str(tree), "PYTHONPATH": str(tree)},
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        figures |= json.loads(child.stdout.strip().splitlines()[-1])
     return figures
 
 
@@ -168,16 +185,40 @@ def report(rows: list[tuple[str, str, Figures]]) -> None:
             )
 
 
+def medians(rows: list[tuple[str, str, Figures]]) -> None:
+    """Per phase, backend and tree: the median of each figure over the runs, and the
+    lowest CPU (the run the shared machine disturbed least)."""
+    print(f"\nmedians of {len(rows) // 4} runs (lowest cpu in brackets)")
+    for phase, title, unit in PHASES:
+        for backend in ("sqlite", "postgresql"):
+            for label in ("base", "this"):
+                runs = [f for tree, b, f in rows if (tree, b) == (label, backend)]
+                if not runs:
+                    continue
+                wall, cpu, server = (
+                    statistics.median(f[key] for f in runs)
+                    for key in (phase, f"{phase}_cpu", f"{phase}_server_cpu")
+                )
+                low = min(f[f"{phase}_cpu"] for f in runs)
+                shown = f" server {server:.3f}" if server else ""
+                print(
+                    f"{title:32} {backend:10} {label:5} wall {wall:.3f} cpu {cpu:.3f}"
+                    f" ({low:.3f}){shown} {unit}"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pg", help="a PostgreSQL maintenance database URL (default: start one)")
     parser.add_argument("--base", default=None, help="Also measure this earlier commit.")
     parser.add_argument("--this", default=None, help="Measure this commit, not the working tree.")
     parser.add_argument("--repeat", type=int, default=1, help="runs per tree and backend")
-    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        print(json.dumps(measure(args.child)), flush=True)
+        phase, location = args.child
+        found = measure_create(location) if phase == "create" else measure(location)
+        print(json.dumps(found), flush=True)
         return
     with contextlib.ExitStack() as stack:
         new_database = _databases(stack, args.pg)
@@ -191,7 +232,8 @@ def main() -> None:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-state-")))
         rows: list[tuple[str, str, Figures]] = []
         for run in range(args.repeat):
-            for label, tree in trees:
+            # Alternate which tree goes first: the machine is shared, and its disk too.
+            for label, tree in trees if run % 2 == 0 else trees[::-1]:
                 for backend in ("sqlite", "postgresql"):
                     where = (
                         str(tmp / f"{label}-{run}" / "plumb.db")
@@ -201,6 +243,8 @@ def main() -> None:
                     rows.append((label, backend, measure_in_child(tree, where)))
                     print(f"  {label} {backend} run {run + 1} done (load {load_average()})")
         report(sorted(rows, key=lambda r: (r[1] != "sqlite", r[0] != "base")))
+        if args.repeat > 1:
+            medians(rows)
 
 
 def _databases(stack: contextlib.ExitStack, url: str | None) -> Callable[[], str]:
