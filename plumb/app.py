@@ -13,6 +13,7 @@ from plumb.lazycli import LazyGroup
 
 if TYPE_CHECKING:
     from intent.fleet import Fleet
+    from intent.models import PlumbConfig
     from service.context import FleetContext
 
 CONFIG_FILE = "plumb.yaml"  # intent.fleet's name for it, kept here so start-up imports no models
@@ -126,6 +127,24 @@ def load_or_exit(root: Path) -> Fleet:
                 " come before its fleet path)",
                 err=True,
             )
+        raise typer.Exit(2) from None
+
+
+def read_config(root: Path) -> PlumbConfig:
+    """plumb.yaml alone, for a command that needs no more of the fleet (an import before
+    the inventory loads, a state upgrade), or exit 2."""
+    from intent.models import PlumbConfig
+    from inventory.loadfile import load_document
+    from inventory.problems import InputError
+    from inventory.validation import validate_document
+
+    if not (root / CONFIG_FILE).is_file():
+        raise fail(f"{root} is not a fleet repo: no {CONFIG_FILE}")
+    try:
+        return validate_document(load_document(root, Path(CONFIG_FILE)), PlumbConfig)
+    except InputError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
         raise typer.Exit(2) from None
 
 

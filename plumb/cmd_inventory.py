@@ -13,22 +13,19 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from plumb.app import (
-    CONFIG_FILE,
     FormatOpt,
     PathArg,
     check_format,
     fail,
     fleet_root,
     load_or_exit,
+    read_config,
 )
-
-if TYPE_CHECKING:
-    from intent.models import PlumbConfig
 
 inventory_app = typer.Typer(
     help="The fleet's inventory to and from other tools (Ansible, NetBox).",
@@ -96,7 +93,7 @@ def inventory_import(
 
     check_format(format)
     root = fleet_root(path)
-    netbox = _read_config(root).sources.netbox
+    netbox = read_config(root).sources.netbox
     mapping = NetboxMapping.with_overrides(
         {slug: role.value if role else None for slug, role in netbox.roles.items()},
         {slug: kind.value if kind else None for slug, kind in netbox.platforms.items()},
@@ -121,23 +118,6 @@ def inventory_import(
         for line in outcome.text(check=check):
             typer.echo(line)
     raise typer.Exit(outcome.exit_code(check=check))
-
-
-def _read_config(root: Path) -> PlumbConfig:
-    """plumb.yaml alone (an import may run before the inventory loads), or exit 2."""
-    from intent.models import PlumbConfig
-    from inventory.loadfile import load_document
-    from inventory.problems import InputError
-    from inventory.validation import validate_document
-
-    if not (root / CONFIG_FILE).is_file():
-        raise fail(f"{root} is not a fleet repo: no {CONFIG_FILE}")
-    try:
-        return validate_document(load_document(root, Path(CONFIG_FILE)), PlumbConfig)
-    except InputError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
-        raise typer.Exit(2) from None
 
 
 @inventory_app.command("expand")

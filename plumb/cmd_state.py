@@ -1,5 +1,10 @@
-"""``plumb state migrate``: move a fleet's state (lease history, freeze, audit chain,
-rollout journal, pins) from its SQLite file to the PostgreSQL database it will share."""
+"""``plumb state``: the fleet's state database itself.
+
+* ``plumb state upgrade``: bring the database (SQLite or PostgreSQL, whichever
+  ``plumb.yaml`` names) to this plumb's schema version, saying from which;
+* ``plumb state migrate``: move a fleet's state (lease history, freeze, audit chain,
+  rollout journal, pins) from its SQLite file to the PostgreSQL database it will share.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import PathArg, fail, fleet_context
+from plumb.app import PathArg, fail, fleet_context, fleet_root, read_config
 
 state_app = typer.Typer(help="The fleet's state database: where it lives.", no_args_is_help=True)
 
@@ -52,3 +57,25 @@ def state_migrate(
         f" {moved.head_seq} {moved.head_hash[:16]}"
     )
     typer.echo("now set `state: {backend: postgresql}` in plumb.yaml (the file is left as it was)")
+
+
+@state_app.command("upgrade")
+def state_upgrade(path: PathArg = Path(".")) -> None:
+    """Bring the state database to this plumb's schema version (a no-op when current)."""
+    from reconciler.state.location import fleet_state_location, upgrade_state
+
+    root = fleet_root(path)
+    location = fleet_state_location(root, read_config(root))
+    done = upgrade_state(location)
+    shown = done.location
+    if done.before == 0:
+        typer.echo(f"created the state schema in {shown}: schema version {done.after}")
+    elif done.before != done.after:
+        typer.echo(f"upgraded {shown}: schema version {done.before} -> {done.after}")
+    elif done.stamped:
+        typer.echo(
+            f"{shown} is at schema version {done.after}, the current one; its revision is"
+            " now recorded for later upgrades"
+        )
+    else:
+        typer.echo(f"{shown} is at schema version {done.after}, the current one: nothing to do")

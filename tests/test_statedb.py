@@ -26,9 +26,10 @@ from reconciler.errors import FencedOut, Frozen
 from reconciler.settings import Scalar
 from reconciler.state import db as db_module
 from reconciler.state.audit import GENESIS, AuditFault, AuditKind, row_hash
-from reconciler.state.db import MIGRATIONS, SchemaTooNew, StateBusy, StateDB, open_state_db
+from reconciler.state.db import SchemaTooNew, StateBusy, StateDB, open_state_db
 from reconciler.state.lease import LeaseHeld, LeaseToken
 from reconciler.state.location import open_state
+from reconciler.state.version import HEAD
 
 ROOT = Path(__file__).resolve().parent.parent
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -137,18 +138,20 @@ def test_reopening_is_idempotent(tmp_path: Path) -> None:
         db.freeze.freeze("alice", "maintenance")
     for _ in range(2):
         with open_state_db(path) as db:
-            assert db.schema_version() == len(MIGRATIONS)
+            assert db.schema_version() == HEAD
             assert db.freeze.status() is not None
             with db.reading() as conn:
                 versions = [v for (v,) in conn.execute("SELECT version FROM schema_version")]
-            assert versions == list(range(1, len(MIGRATIONS) + 1))
+                revisions = conn.execute("SELECT version_num FROM plumb_revision").fetchall()
+            assert versions == list(range(1, HEAD + 1))
+            assert revisions == [(f"{HEAD:04d}",)]
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     """A file migrated by a newer plumb is not touched by an older one."""
     path = tmp_path / "plumb.db"
     open_state_db(path).close()
-    tamper(path, "INSERT INTO schema_version VALUES (999, '2030-01-01T00:00:00+00:00')")
+    tamper(path, "UPDATE plumb_revision SET version_num = '0999'")
     with pytest.raises(SchemaTooNew, match="999"):
         open_state_db(path)
 

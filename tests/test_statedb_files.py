@@ -56,7 +56,7 @@ def test_a_newer_schema_is_a_state_error(tmp_path: Path) -> None:
     path = tmp_path / "plumb.db"
     open_state_db(path).close()
     conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO schema_version VALUES (999, '2030-01-01T00:00:00+00:00')")
+    conn.execute("UPDATE plumb_revision SET version_num = '0999'")
     conn.commit()
     conn.close()
     with pytest.raises(SchemaTooNew) as caught:

@@ -20,12 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler.settings import Scalar
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import StateStore
 
 GENESIS = "0" * 64
 SECRET_FIELD = re.compile(r"password|secret|token|key", re.IGNORECASE)
@@ -114,9 +112,9 @@ def _encode_scalar(name: str, value: Scalar) -> str:
 
 
 class Audit:
-    """The audit log of one :class:`StateDB`; get it as ``db.audit``."""
+    """The audit log of one state database; get it as ``db.audit``."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def append(

@@ -2,12 +2,15 @@
 mode holding the single-writer lease, the freeze switch, the audit log and the rollout
 journal with its rollback pins (:mod:`reconciler.state.journal`).
 
-:func:`open_state_db` creates the file if needed and brings its schema up to date with
-forward-only migrations; :class:`StateDB` owns the connection and hands out
-``.lease``, ``.freeze``, ``.audit`` and ``.journal``. Every statement runs behind one
-lock, so worker threads may share a ``StateDB``; writes use ``BEGIN IMMEDIATE`` so two processes
-serialise on the file instead of failing half-way. Every SQLite error becomes a
-:class:`~reconciler.state.dbfile.StateError` naming the file (:mod:`reconciler.state.dbfile`).
+:func:`open_state_db` creates the file if needed and brings its schema up to date
+(:mod:`reconciler.state.upgrade`, forward-only Alembic revisions; a file already at the
+head is only read: :mod:`reconciler.state.version`); :class:`StateDB` owns the
+connection and hands out ``.lease``, ``.freeze``, ``.audit`` and ``.journal``, whose
+modules know the database only as a :class:`~reconciler.state.conn.StateStore`. Every
+statement runs behind one lock, so worker threads may share a ``StateDB``; writes use
+``BEGIN IMMEDIATE`` so two processes serialise on the file instead of failing half-way.
+Every SQLite error becomes a :class:`~reconciler.state.errors.StateError` naming the file
+(:mod:`reconciler.state.dbfile`).
 
 Where the state directory cannot be written (a read-only checkout), the file is opened
 read-only and every write raises :class:`StateReadOnly`; reads work as usual, and a
@@ -25,6 +28,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from reconciler.errors import FencedOut
 from reconciler.state.audit import GUARD_TRIGGERS, Audit
@@ -46,63 +50,18 @@ from reconciler.state.dbfile import (
     translate,
     writable,
 )
-from reconciler.state.drifttold import DRIFT_TOLD_MIGRATION, DriftTold
+from reconciler.state.drifttold import DriftTold
 from reconciler.state.freeze import Freeze
-from reconciler.state.journal import JOURNAL_MIGRATION, Journal
-from reconciler.state.journal_approvals import APPROVAL_MIGRATION, Approvals
+from reconciler.state.journal import Journal
+from reconciler.state.journal_approvals import Approvals
 from reconciler.state.lease import Lease, LeaseToken
-from reconciler.state.outbox import OUTBOX_MIGRATION, Outbox
+from reconciler.state.outbox import Outbox
+from reconciler.state.version import HEAD, Stored, stored_version, too_new
+
+if TYPE_CHECKING:
+    from reconciler.state.upgrade import Upgraded
 
 BUSY_TIMEOUT_MS = 5000
-
-# Append only: a released plumb may have created any prefix of these, never rewrite one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE lease (
-            token INTEGER PRIMARY KEY AUTOINCREMENT,
-            holder TEXT NOT NULL,
-            purpose TEXT NOT NULL,
-            acquired_at TEXT NOT NULL,
-            heartbeat_at TEXT NOT NULL,
-            released_at TEXT,
-            ended_by TEXT,
-            end_reason TEXT  -- NULL when released by its holder; the reason when broken
-        )""",
-        # At most one unreleased lease, enforced by the schema, not only by the code.
-        "CREATE UNIQUE INDEX lease_single_holder ON lease((released_at IS NULL))"
-        " WHERE released_at IS NULL",
-        """CREATE TABLE freeze (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            reason TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            since TEXT NOT NULL
-        )""",
-        """CREATE TABLE audit (
-            seq INTEGER PRIMARY KEY,
-            at TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            intent_commit TEXT,
-            device TEXT,
-            field TEXT,
-            before TEXT NOT NULL,
-            after TEXT NOT NULL,
-            detail TEXT NOT NULL,
-            prev_hash TEXT NOT NULL,
-            hash TEXT NOT NULL
-        )""",
-        "CREATE INDEX audit_by_device ON audit(device, seq)",
-        "CREATE INDEX audit_by_kind ON audit(kind, seq)",
-        """CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
-           BEGIN SELECT RAISE(ABORT, 'audit log is append-only: UPDATE refused'); END""",
-        """CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
-           BEGIN SELECT RAISE(ABORT, 'audit log is append-only: DELETE refused'); END""",
-    ),
-    JOURNAL_MIGRATION,
-    OUTBOX_MIGRATION,
-    DRIFT_TOLD_MIGRATION,
-    APPROVAL_MIGRATION,
-)
 
 
 __all__ = [
@@ -238,7 +197,7 @@ class StateDB:
 
     def schema_version(self) -> int:
         with self.reading() as conn:
-            return _current_version(conn)
+            return _stored(conn, Path(self.location)).version
 
     def close(self) -> None:
         with self._lock:
@@ -257,10 +216,9 @@ class StateDB:
 
 
 def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> StateDB:
-    """Open the control database at ``path`` and migrate it, creating it if it does not
+    """Open the control database at ``path`` and upgrade it, creating it if it does not
     exist; read-only where it cannot be written. Raises :class:`StateError`."""
     now = clock().astimezone(UTC)
-    busy = BUSY_TIMEOUT_MS / 1000
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -271,42 +229,82 @@ def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> Sta
     if not path.exists():
         if not os.access(path.parent, os.W_OK):
             return _empty_read_only(path, clock, "the state directory is not writable")
-        create_atomically(path, lambda conn: _migrate(conn, now), busy)
+        create_atomically(path, lambda conn: _create(conn, path, now), BUSY_TIMEOUT_MS / 1000)
     refuse_empty(path)
     if not writable(path):
         return _open_read_only(path, clock)
-    conn = sqlite3.connect(path, timeout=busy, isolation_level=None, check_same_thread=False)
+    conn = _connect(path)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        _migrate(conn, now)
+        stored = _stored(conn, path)
+        if stored.version > HEAD:
+            raise SchemaTooNew(too_new(stored.version))
+        if not stored.current:
+            _upgrade(conn, path, now)
     except sqlite3.Error as exc:
         conn.close()
-        raise translate(path, exc, busy) from exc
+        raise translate(path, exc, BUSY_TIMEOUT_MS / 1000) from exc
     except BaseException:
         conn.close()
         raise
     return StateDB(conn, path, clock)
 
 
+def upgrade_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> Upgraded:
+    """Bring the database at ``path`` to this plumb's schema, saying from which version
+    (``plumb state upgrade``); a database that does not exist yet is created."""
+    from reconciler.state.upgrade import Upgraded
+
+    if not path.exists():
+        open_state_db(path, clock=clock).close()
+        if not path.exists():  # the state directory is not writable
+            raise read_only(path, "the state directory is not writable")
+        return Upgraded(str(path), 0, HEAD, stamped=False)
+    refuse_empty(path)
+    if not writable(path):
+        raise read_only(path, "the file or its directory is not writable")
+    conn = _connect(path)
+    try:
+        return _upgrade(conn, path, clock().astimezone(UTC))
+    except sqlite3.Error as exc:
+        raise translate(path, exc, BUSY_TIMEOUT_MS / 1000) from exc
+    finally:
+        conn.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise translate(path, exc, BUSY_TIMEOUT_MS / 1000) from exc
+    return conn
+
+
 def _open_read_only(path: Path, clock: Callable[[], datetime]) -> StateDB:
     """The existing file, read-only: its schema must be exactly this plumb's."""
     conn = connect_read_only(path, BUSY_TIMEOUT_MS / 1000)
     try:
-        current = _current_version(conn)
+        stored = _stored(conn, path)
     except sqlite3.Error as exc:
         conn.close()
         raise translate(path, exc, BUSY_TIMEOUT_MS / 1000) from exc
-    if current > len(MIGRATIONS):
+    except BaseException:
         conn.close()
-        raise _too_new(current)
-    if current < len(MIGRATIONS):
+        raise
+    if stored.version > HEAD:
         conn.close()
-        raise read_only(
-            path, f"schema version {current} needs an upgrade to {len(MIGRATIONS)} first"
-        )
+        raise SchemaTooNew(too_new(stored.version))
+    # A file from before Alembic at the head version holds the same schema; it only
+    # lacks the record of its revision, which is written where the file can be.
+    if stored.version < HEAD:
+        conn.close()
+        raise read_only(path, f"schema version {stored.version} needs an upgrade to {HEAD} first")
     why = "the file or its directory is not writable"
     return StateDB(conn, path, clock, read_only_reason=why)
 
@@ -314,58 +312,32 @@ def _open_read_only(path: Path, clock: Callable[[], datetime]) -> StateDB:
 def _empty_read_only(path: Path, clock: Callable[[], datetime], why: str) -> StateDB:
     """No state was ever recorded and none can be here: an empty schema in memory."""
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    _migrate(conn, clock().astimezone(UTC))
+    _upgrade(conn, path, clock().astimezone(UTC))
     return StateDB(conn, path, clock, read_only_reason=f"{why}; no state recorded yet")
 
 
-def _current_version(conn: Conn) -> int:
-    try:
-        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            raise damaged(Path(conn_path(conn)), "not a plumb state database") from exc
-        raise
-    return int(row[0] or 0)
+def _stored(conn: Conn, path: Path) -> Stored:
+    """The schema version of ``path`` (open as ``conn``); a file with tables but no
+    version is refused."""
+    stored = stored_version(lambda sql: conn.execute(sql).fetchall(), "sqlite")
+    if stored.foreign:
+        raise damaged(path, "not a plumb state database")
+    return stored
 
 
-def conn_path(conn: Conn) -> str:
-    """The main database file of ``conn`` (for messages)."""
-    for _, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return str(file) or ":memory:"
-    return "?"
+def _create(conn: sqlite3.Connection, path: Path, now: datetime) -> None:
+    _upgrade(conn, path, now)
 
 
-def _too_new(current: int) -> SchemaTooNew:
-    return SchemaTooNew(
-        f"state database schema version {current} is newer than this plumb knows"
-        f" ({len(MIGRATIONS)}); upgrade plumb"
+def _upgrade(conn: sqlite3.Connection, path: Path, now: datetime) -> Upgraded:
+    """Run the schema upgrade on ``conn`` (SQLAlchemy and Alembic load here, and only
+    when a file is created or behind)."""
+    from reconciler.state import upgrade
+
+    return upgrade.upgrade_sqlite(
+        conn,
+        path,
+        now,
+        refuse=lambda why: damaged(path, why),
+        busy_seconds=BUSY_TIMEOUT_MS / 1000,
     )
-
-
-def _migrate(conn: sqlite3.Connection, now: datetime) -> None:
-    """Apply the migrations this file lacks, all in one transaction (DDL is transactional)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
-        if tables and "schema_version" not in tables:
-            raise damaged(Path(conn_path(conn)), "not a plumb state database")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version"
-            " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-        )
-        current = _current_version(conn)
-        if current > len(MIGRATIONS):
-            raise _too_new(current)
-        for version in range(current + 1, len(MIGRATIONS) + 1):
-            for statement in MIGRATIONS[version - 1]:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
-                (version, now.isoformat()),
-            )
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")

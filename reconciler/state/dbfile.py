@@ -2,16 +2,8 @@
 it read-only where it cannot be written, and turning SQLite's errors into
 :class:`StateError` messages that say what happened to which file and what to do.
 
-Error tree (all raised ``from`` the SQLite error, if any)::
-
-    StateError             the state database cannot be used as it is
-    ├── StateBusy          another process held the write lock past the busy timeout
-    ├── SchemaTooNew       migrated by a newer plumb
-    ├── StateDamaged       empty (0 bytes), not a SQLite file, or malformed
-    ├── StateReadOnly      a write on a state that cannot be written here
-    ├── StateFull          the disk (or the file size limit) is full, or a write failed
-    └── StateUnreachable   the PostgreSQL server cannot be reached (or the connection was
-                           lost): the writer is treated as fenced out
+SQLite's errors become the :mod:`reconciler.state.errors` tree here (raised ``from``
+the SQLite error), which this module re-exports for its callers.
 
 A fresh ``plumb.db`` is built under a temporary name and linked into place only once
 its schema is complete, so an empty ``plumb.db`` is never plumb's doing: it is damage
@@ -27,33 +19,34 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from reconciler.state.errors import (
+    SchemaTooNew,
+    StateBusy,
+    StateDamaged,
+    StateError,
+    StateFull,
+    StateReadOnly,
+    StateUnreachable,
+)
 
-class StateError(Exception):
-    """The state database cannot be used as it is; the message says why and what to do."""
-
-
-class StateBusy(StateError):
-    """Another process held the database's write lock past the busy timeout."""
-
-
-class SchemaTooNew(StateError):
-    """The database was migrated by a newer plumb than this one; refuse to touch it."""
-
-
-class StateDamaged(StateError):
-    """The file is empty, not a SQLite database, or malformed."""
-
-
-class StateReadOnly(StateError):
-    """A write was asked of a state database opened read-only."""
-
-
-class StateFull(StateError):
-    """A write failed for lack of space (or another I/O error while writing)."""
-
-
-class StateUnreachable(StateError):
-    """The state server cannot be reached: no lease can be proven, so no write starts."""
+__all__ = [
+    "SchemaTooNew",
+    "StateBusy",
+    "StateDamaged",
+    "StateError",
+    "StateFull",
+    "StateReadOnly",
+    "StateUnreachable",
+    "connect_read_only",
+    "create_atomically",
+    "damaged",
+    "keep_out_of_git",
+    "read_only",
+    "refuse_empty",
+    "state_file_error",
+    "translate",
+    "writable",
+]
 
 
 _FULL = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR}
@@ -168,3 +161,4 @@ def connect_read_only(path: Path, timeout: float) -> sqlite3.Connection:
     except sqlite3.OperationalError:
         conn.close()
     return sqlite3.connect(f"{uri}&immutable=1", uri=True, timeout=timeout, check_same_thread=False)
+

@@ -14,21 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-from reconciler.state.conn import Conn
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
-
-DRIFT_TOLD_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE drift_told (
-        fingerprint TEXT PRIMARY KEY,  -- sha256 of the told drift or block
-        device TEXT NOT NULL,
-        subject TEXT NOT NULL,  -- the field's path, or "blocked:<kind>"
-        told_at TEXT NOT NULL
-    )""",
-)
+from reconciler.state.conn import Conn, StateStore
 
 
 def fingerprint(device: str, subject: str, *values: object) -> str:
@@ -41,7 +28,7 @@ Found = Mapping[str, tuple[str, str]]  # fingerprint -> (device, subject)
 
 
 class DriftTold:
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def told(self, conn: Conn) -> frozenset[str]:

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from reconciler.errors import Frozen
 from reconciler.state.audit import Audit, AuditKind
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import StateStore
 
 _STATUS = 'SELECT reason, actor, since FROM "freeze" WHERE id = 1'
 
@@ -42,9 +39,9 @@ def _status(row: tuple[str, str, str] | None) -> FreezeStatus | None:
 
 
 class Freeze:
-    """The freeze switch of one :class:`StateDB`; get it as ``db.freeze``."""
+    """The freeze switch of one state database; get it as ``db.freeze``."""
 
-    def __init__(self, db: StateDB, audit: Audit) -> None:
+    def __init__(self, db: StateStore, audit: Audit) -> None:
         self._db = db
         self._audit = audit
 

@@ -19,77 +19,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler import failpoint
 from reconciler.settings import Scalar
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
-
-JOURNAL_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE rollout (
-        id TEXT PRIMARY KEY,
-        spec_name TEXT NOT NULL,
-        spec_path TEXT NOT NULL,
-        spec_sha256 TEXT NOT NULL,
-        spec_commit TEXT,
-        intent_commit TEXT,
-        status TEXT NOT NULL,
-        reason TEXT,
-        actor TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        plan TEXT NOT NULL
-    )""",
-    """CREATE TABLE rollout_wave (
-        rollout TEXT NOT NULL REFERENCES rollout(id),
-        number INTEGER NOT NULL,
-        canary INTEGER NOT NULL,
-        status TEXT NOT NULL,
-        bake_minutes REAL NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        started_at TEXT,
-        finished_at TEXT,
-        drain_start REAL,
-        returned_at REAL,
-        bake_start REAL,
-        bake_end REAL,
-        stall_gpu_hours REAL NOT NULL DEFAULT 0,
-        decision TEXT,
-        evidence TEXT,
-        PRIMARY KEY (rollout, number)
-    )""",
-    """CREATE TABLE rollout_target (
-        rollout TEXT NOT NULL REFERENCES rollout(id),
-        device TEXT NOT NULL,
-        wave INTEGER NOT NULL,
-        status TEXT NOT NULL,
-        lifecycle TEXT NOT NULL,
-        intended TEXT NOT NULL,
-        before TEXT,
-        before_at TEXT,
-        writes INTEGER NOT NULL DEFAULT 0,
-        error TEXT,
-        PRIMARY KEY (rollout, device)
-    )""",
-    "CREATE INDEX rollout_target_by_wave ON rollout_target(rollout, wave)",
-    """CREATE TRIGGER before_state_is_written_once BEFORE UPDATE OF before ON rollout_target
-       WHEN OLD.before IS NOT NULL AND NEW.before IS NOT OLD.before
-       BEGIN SELECT RAISE(ABORT, 'a recorded before-state is never changed'); END""",
-    """CREATE TABLE pin (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        device TEXT NOT NULL,
-        path TEXT NOT NULL,
-        value TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        rollout TEXT,
-        pinned_at TEXT NOT NULL,
-        released_at TEXT,
-        released_by TEXT
-    )""",
-    "CREATE UNIQUE INDEX pin_one_active ON pin(device, path) WHERE released_at IS NULL",
-)
+from reconciler.state.conn import StateStore
 
 
 class RolloutStatus(StrEnum):
@@ -282,9 +216,9 @@ def _target(row: tuple[Any, ...]) -> TargetRow:
 
 
 class Journal:
-    """The rollout journal and pins of one :class:`StateDB`; get it as ``db.journal``."""
+    """The rollout journal and pins of one state database; get it as ``db.journal``."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def _commit(self) -> None:

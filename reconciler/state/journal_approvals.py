@@ -16,31 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler import failpoint
-from reconciler.state.conn import Conn
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
-
-APPROVAL_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE rollout_approval (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind TEXT NOT NULL,           -- start | drive | promote
-        spec_path TEXT NOT NULL,
-        spec_sha256 TEXT NOT NULL,
-        spec_commit TEXT,
-        rollout TEXT,                 -- NULL for a start until the rollout is begun
-        wave INTEGER,                 -- promote only
-        actor TEXT NOT NULL,
-        approved_at TEXT NOT NULL,
-        state TEXT NOT NULL,          -- pending | taken | refused
-        outcome TEXT,
-        settled_at TEXT
-    )""",
-    "CREATE INDEX rollout_approval_by_state ON rollout_approval(state, id)",
-)
+from reconciler.state.conn import Conn, StateStore
 
 
 class ApprovalKind(StrEnum):
@@ -107,9 +86,9 @@ def _row(row: tuple[Any, ...]) -> ApprovalRow:
 
 
 class Approvals:
-    """The approvals of one :class:`StateDB`; get it as ``db.approvals``."""
+    """The approvals of one state database; get it as ``db.approvals``."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def add(self, conn: Conn, new: NewApproval) -> None:

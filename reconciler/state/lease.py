@@ -26,14 +26,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from reconciler.errors import FencedOut
 from reconciler.state.audit import Audit, AuditKind
-from reconciler.state.dbfile import StateError, StateFull
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
+from reconciler.state.conn import StateStore
+from reconciler.state.errors import StateError, StateFull
 
 HEARTBEAT_SECONDS = 15.0
 
@@ -104,9 +101,9 @@ def _info(row: tuple[int, str, str, str, str]) -> LeaseInfo:
 
 
 class Lease:
-    """The lease of one :class:`StateDB`; get it as ``db.lease``."""
+    """The lease of one state database; get it as ``db.lease``."""
 
-    def __init__(self, db: StateDB, audit: Audit) -> None:
+    def __init__(self, db: StateStore, audit: Audit) -> None:
         self._db = db
         self._audit = audit
 

@@ -13,11 +13,15 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from intent.models import PlumbConfig, StateConfig
 from inventory.secretfile import SecretFileError, first_line
-from reconciler.state.db import StateDB, open_state_db, utc_now
-from reconciler.state.dbfile import StateError
+from reconciler.state.db import StateDB, open_state_db, upgrade_state_db, utc_now
+from reconciler.state.errors import StateError
+
+if TYPE_CHECKING:
+    from reconciler.state.upgrade import Upgraded
 
 STATE_FILE = "plumb.db"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -78,6 +82,15 @@ def open_state(location: str, *, clock: Callable[[], datetime] = utc_now) -> Sta
 
         return open_pg_state_db(location, clock=clock)
     return open_state_db(Path(location), clock=clock)
+
+
+def upgrade_state(location: str, *, clock: Callable[[], datetime] = utc_now) -> Upgraded:
+    """Bring the state database at ``location`` to this plumb's schema version."""
+    if is_postgres_url(location):
+        from reconciler.state.pgdb import upgrade_pg_state_db
+
+        return upgrade_pg_state_db(location, clock=clock)
+    return upgrade_state_db(Path(location), clock=clock)
 
 
 def open_fleet_state(

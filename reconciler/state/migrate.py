@@ -7,6 +7,8 @@ verified on arrival, and the copy is rolled back unless the target's chain check
 and ends at the source's head. The move is refused while someone holds the source's
 lease (a writer could add rows behind it), when the source's chain is broken, or when
 the target already holds a fleet's history. The move itself is audited in the target.
+Which tables move, in which order, comes from the schema (:mod:`reconciler.state.schema`),
+so a table added there moves too.
 """
 
 from __future__ import annotations
@@ -15,28 +17,20 @@ from dataclasses import dataclass
 
 from reconciler.state.audit import AuditKind
 from reconciler.state.db import StateDB
-from reconciler.state.dbfile import StateError
+from reconciler.state.errors import StateError
+from reconciler.state.schema import STATE_TABLES
 
 # Parents before children (the journal's foreign keys), each in its key order.
-TABLES: tuple[tuple[str, str], ...] = (
-    ("lease", "token"),
-    ('"freeze"', "id"),
-    ("audit", "seq"),
-    ("rollout", "id"),
-    ("rollout_wave", "rollout, number"),
-    ("rollout_target", "rollout, device"),
-    ("pin", "id"),
-    ("outbox", "id"),
-    ("controller_cursor", "name"),
-    ("drift_told", "fingerprint"),
-    ("rollout_approval", "id"),
+TABLES: tuple[tuple[str, str], ...] = tuple(
+    (f'"{table.name}"', ", ".join(column.name for column in table.primary_key.columns))
+    for table in STATE_TABLES
 )
 # Identity columns whose sequences must continue after the copied values.
-SEQUENCES = (
-    ("lease", "token"),
-    ("pin", "id"),
-    ("outbox", "id"),
-    ("rollout_approval", "id"),
+SEQUENCES: tuple[tuple[str, str], ...] = tuple(
+    (table.name, column.name)
+    for table in STATE_TABLES
+    for column in table.columns
+    if column.identity is not None
 )
 
 

@@ -12,32 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from reconciler.state.conn import Conn
-
-if TYPE_CHECKING:
-    from reconciler.state.db import StateDB
-
-OUTBOX_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE outbox (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        created_at TEXT NOT NULL,
-        event TEXT NOT NULL,
-        target TEXT NOT NULL,  -- the environment variable holding the webhook URL
-        format TEXT NOT NULL,  -- json | slack
-        payload TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at TEXT NOT NULL,
-        delivered_at TEXT,
-        last_error TEXT
-    )""",
-    "CREATE INDEX outbox_due ON outbox(delivered_at, next_attempt_at)",
-    """CREATE TABLE controller_cursor (
-        name TEXT PRIMARY KEY,
-        value INTEGER NOT NULL
-    )""",
-)
+from reconciler.state.conn import Conn, StateStore
 
 MAX_BACKOFF_SECONDS = 300.0
 
@@ -58,7 +35,7 @@ def backoff(attempts: int) -> float:
 
 
 class Outbox:
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: StateStore) -> None:
         self._db = db
 
     def add(

@@ -1,7 +1,7 @@
 """The PostgreSQL edge of the state database: the one module (with
 :mod:`reconciler.state.pgdb`) that talks to psycopg. It connects, turns the state
 modules' ``?`` and ``:name`` placeholders into psycopg's, and maps psycopg's errors
-once, to the same :class:`~reconciler.state.dbfile.StateError` tree the SQLite
+once, to the same :class:`~reconciler.state.errors.StateError` tree the SQLite
 backend raises::
 
     psycopg.Error
@@ -30,7 +30,7 @@ with optional_imports():
     from psycopg.pq import TransactionStatus
 
 from reconciler.state.conn import Cursor
-from reconciler.state.dbfile import (
+from reconciler.state.errors import (
     StateBusy,
     StateError,
     StateFull,
@@ -39,6 +39,8 @@ from reconciler.state.dbfile import (
 )
 
 CONNECT_TIMEOUT_S = 5
+# The advisory lock every writer of a state database holds: "plumb" in ASCII.
+WRITER_LOCK = 0x706C756D62
 # Notice a dead server or a cut network within seconds, not at the kernel's two hours.
 _KEEPALIVE = {
     "keepalives": 1,
@@ -47,6 +49,10 @@ _KEEPALIVE = {
     "keepalives_count": 3,
     "tcp_user_timeout": 15000,
 }
+FENCED_OUT = (
+    "treated as fenced out, no further device write is started; check the database and its"
+    " network, then run `plumb lease show` and the command again"
+)
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^/]*@")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
@@ -89,6 +95,13 @@ class PgConn:
 
 def connect(url: str) -> PgConn:
     """An autocommit connection to ``url``; raises :class:`StateUnreachable`."""
+    return PgConn(connect_raw(url, autocommit=True))
+
+
+def connect_raw(url: str, *, autocommit: bool, then: str = FENCED_OUT) -> psycopg.Connection[Any]:
+    """A psycopg connection to ``url`` with plumb's timeouts and keepalives (the schema
+    upgrade runs on one that is not in autocommit mode); raises :class:`StateUnreachable`
+    whose message ends with ``then``."""
     try:
         info = make_conninfo(
             url, connect_timeout=CONNECT_TIMEOUT_S, application_name="plumb", **_KEEPALIVE
@@ -96,22 +109,29 @@ def connect(url: str) -> PgConn:
         # No server-side prepared statements: a generic plan cached while the journal
         # was small scans the whole table for every row once it has grown (measured:
         # 4,096 targets took 20 s that way, ~2 s with per-call plans).
-        raw = psycopg.connect(info, autocommit=True, prepare_threshold=None)
+        return psycopg.connect(info, autocommit=autocommit, prepare_threshold=None)
     except psycopg.Error as exc:
-        raise unreachable(url, exc) from exc
-    return PgConn(raw)
+        raise unreachable(url, exc, then) from exc
 
 
-def unreachable(url: str, exc: BaseException) -> StateUnreachable:
-    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return StateUnreachable(
-        f"state database {redact(url)} cannot be reached ({first_line}): treated as fenced"
-        " out, no further device write is started; check the database and its network,"
-        " then run `plumb lease show` and the command again"
+def writer_lock_statements(busy_seconds: float) -> tuple[str, str]:
+    """What a transaction runs first to become the database's single writer: wait at
+    most ``busy_seconds`` for the one advisory lock every writer takes."""
+    return (
+        f"SET LOCAL lock_timeout = '{int(busy_seconds * 1000)}ms'",
+        f"SELECT pg_advisory_xact_lock({WRITER_LOCK})",
     )
 
 
-def translate(url: str, exc: Exception, busy_seconds: float) -> StateError | None:
+def unreachable(url: str, exc: BaseException, then: str = FENCED_OUT) -> StateUnreachable:
+    """The error for a server that cannot be reached; ``then`` says what follows."""
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StateUnreachable(
+        f"state database {redact(url)} cannot be reached ({first_line}): {then}"
+    )
+
+
+def translate(url: str, exc: BaseException, busy_seconds: float) -> StateError | None:
     """The :class:`StateError` for a psycopg error; None for any other exception."""
     if not isinstance(exc, psycopg.Error):
         return None

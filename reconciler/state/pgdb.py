@@ -4,16 +4,17 @@ file (:mod:`reconciler.state.db`), with the same statements and the same guarant
 
 How each SQLite guarantee holds here:
 
-* one writer at a time: every write transaction first takes one transaction-level
-  advisory lock (``pg_advisory_xact_lock``), waiting at most ``BUSY_TIMEOUT_MS`` like
-  SQLite's ``BEGIN IMMEDIATE`` with its busy timeout; so the audit chain stays a single
-  chain however many processes append, and a lease check-then-insert cannot race;
+* one writer at a time: every write transaction (the schema upgrade included) first
+  takes one transaction-level advisory lock (``pg_advisory_xact_lock``), waiting at
+  most ``BUSY_TIMEOUT_MS`` like SQLite's ``BEGIN IMMEDIATE`` with its busy timeout; so
+  the audit chain stays a single chain however many processes append, and a lease
+  check-then-insert cannot race;
 * fencing tokens come from an identity sequence, which never hands out a value twice;
 * triggers refuse UPDATE, DELETE and TRUNCATE of the audit log and a change to a
   recorded before-state, as the SQLite triggers do;
 * a lost connection is never retried: the writer is treated as fenced out
   (:meth:`StateDB.check_write` raises ``FencedOut``) and every later statement raises
-  :class:`~reconciler.state.dbfile.StateUnreachable`.
+  :class:`~reconciler.state.errors.StateUnreachable`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from inventory.extras import optional_imports
 
@@ -29,13 +31,20 @@ with optional_imports():
 
 from reconciler.state import db as sqlite_db
 from reconciler.state.audit import GUARD_TRIGGERS
+from reconciler.state.conn import Conn
 from reconciler.state.db import StateDB, utc_now
-from reconciler.state.dbfile import SchemaTooNew, StateDamaged, StateError
-from reconciler.state.pgconn import PgConn, connect, redact, translate
-from reconciler.state.pgschema import PG_MIGRATIONS
+from reconciler.state.errors import SchemaTooNew, StateDamaged, StateError
+from reconciler.state.pgconn import (
+    PgConn,
+    connect,
+    redact,
+    translate,
+    writer_lock_statements,
+)
+from reconciler.state.version import HEAD, Stored, stored_version, too_new
 
-# One key for the whole database: "plumb" in ASCII.
-WRITER_LOCK = 0x706C756D62
+if TYPE_CHECKING:
+    from reconciler.state.upgrade import Upgraded
 
 
 class PgStateDB(StateDB):
@@ -62,7 +71,7 @@ class PgStateDB(StateDB):
                 self._pg.execute("ROLLBACK")
 
     def _translate(self, exc: Exception) -> StateError | None:
-        return translate(self.url, exc, sqlite_db.BUSY_TIMEOUT_MS / 1000)
+        return translate(self.url, exc, _busy_seconds())
 
     def make_room(self) -> None:
         """Nothing to fold in: the server manages its own write-ahead log."""
@@ -77,27 +86,38 @@ class PgStateDB(StateDB):
 
     def schema_version(self) -> int:
         with self.reading() as conn:
-            row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-        return int(row[0] or 0)
+            return _stored(conn, self.url).version
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(psycopg.Error):
             self._pg.close()
 
 
+def _busy_seconds() -> float:
+    return sqlite_db.BUSY_TIMEOUT_MS / 1000
+
+
 def begin_writer(conn: PgConn) -> None:
     """Open a transaction holding the database's single-writer lock."""
     conn.execute("BEGIN")
-    conn.execute(f"SET LOCAL lock_timeout = '{int(sqlite_db.BUSY_TIMEOUT_MS)}ms'")
-    conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITER_LOCK,))
+    for statement in writer_lock_statements(_busy_seconds()):
+        conn.execute(statement)
 
 
 def open_pg_state_db(url: str, *, clock: Callable[[], datetime] = utc_now) -> PgStateDB:
-    """Connect to the fleet's state database at ``url`` and migrate it (creating the
-    schema in an empty database). Raises :class:`StateError`."""
+    """Connect to the fleet's state database at ``url`` and upgrade its schema (creating
+    it in an empty database). Raises :class:`StateError`."""
     conn = connect(url)
     try:
-        migrate(conn, url, clock().astimezone(UTC))
+        stored = _stored(conn, url)
+        if stored.version > HEAD:
+            raise SchemaTooNew(too_new(stored.version))
+        if not stored.current:
+            _upgrade(url, clock().astimezone(UTC))
+    except psycopg.Error as exc:
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
+        raise (translate(url, exc, _busy_seconds()) or StateError(str(exc))) from exc
     except BaseException:
         with contextlib.suppress(psycopg.Error):
             conn.close()
@@ -105,46 +125,31 @@ def open_pg_state_db(url: str, *, clock: Callable[[], datetime] = utc_now) -> Pg
     return PgStateDB(conn, url, clock)
 
 
-def migrate(conn: PgConn, url: str, now: datetime) -> None:
-    """Apply the migrations the database lacks, in one transaction under the writer lock
-    (two processes opening a fresh database at once build the schema once)."""
-    try:
-        begin_writer(conn)
-        try:
-            _migrate(conn, url, now)
-        except BaseException:
-            with contextlib.suppress(psycopg.Error):
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except psycopg.Error as exc:
-        error = translate(url, exc, sqlite_db.BUSY_TIMEOUT_MS / 1000)
-        raise (error or StateError(str(exc))) from exc
+def upgrade_pg_state_db(url: str, *, clock: Callable[[], datetime] = utc_now) -> Upgraded:
+    """Bring the database at ``url`` to this plumb's schema, saying from which version
+    (``plumb state upgrade``); an empty database gets the whole schema."""
+    return _upgrade(url, clock().astimezone(UTC))
 
 
-def _migrate(conn: PgConn, url: str, now: datetime) -> None:
-    (has_versions, has_audit) = conn.execute(
-        "SELECT to_regclass('schema_version') IS NOT NULL, to_regclass('audit') IS NOT NULL"
-    ).fetchone()
-    if has_audit and not has_versions:
-        raise StateDamaged(
-            f"state database {redact(url)} has an audit table but no schema_version: it is"
-            " not a plumb state database; point the fleet at an empty database"
-        )
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version"
-        " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+def _stored(conn: Conn, url: str) -> Stored:
+    stored = stored_version(lambda sql: conn.execute(sql).fetchall(), "postgresql")
+    if stored.foreign:
+        raise _not_plumbs(url, "not a plumb state database")
+    return stored
+
+
+def _not_plumbs(url: str, why: str) -> StateDamaged:
+    return StateDamaged(
+        f"state database {redact(url)} holds an audit table but no plumb schema version"
+        f" ({why}); point the fleet at an empty database"
     )
-    current = int(conn.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0)
-    if current > len(PG_MIGRATIONS):
-        raise SchemaTooNew(
-            f"state database schema version {current} is newer than this plumb knows"
-            f" ({len(PG_MIGRATIONS)}); upgrade plumb"
-        )
-    for version in range(current + 1, len(PG_MIGRATIONS) + 1):
-        for statement in PG_MIGRATIONS[version - 1]:
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
-            (version, now.isoformat()),
-        )
+
+
+def _upgrade(url: str, now: datetime) -> Upgraded:
+    """Run the schema upgrade on a connection of its own (SQLAlchemy and Alembic load
+    here, and only when the database is empty or behind)."""
+    from reconciler.state import upgrade
+
+    return upgrade.upgrade_postgresql(
+        url, now, refuse=lambda why: _not_plumbs(url, why), busy_seconds=_busy_seconds()
+    )

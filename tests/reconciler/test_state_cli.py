@@ -49,7 +49,7 @@ def test_a_newer_schema_exits_2_naming_the_upgrade(orion: FleetCopy) -> None:
     """A state database migrated by a newer plumb is refused with exit 2."""
     open_state_db(_state(orion.path)).close()
     conn = sqlite3.connect(_state(orion.path))
-    conn.execute("INSERT INTO schema_version VALUES (999, '2030-01-01T00:00:00+00:00')")
+    conn.execute("UPDATE plumb_revision SET version_num = '0999'")
     conn.commit()
     conn.close()
     done = run_plumb(orion.path, "audit", "show")

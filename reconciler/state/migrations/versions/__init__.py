@@ -1,0 +1,1 @@
+"""One Alembic revision per state schema version (see :mod:`reconciler.state.migrations`)."""
