@@ -178,11 +178,14 @@ def dscp_roce_mapped(fleet: Fleet) -> Iterator[Finding]:
                 where(cnp, roce),
                 (name,),
             )
+        lossless = lossless_priorities(fleet, name)
         for field, target in (("roce_dscp", roce), ("cnp_dscp", cnp)):
             marked = intent.get("qos", field)
             if marked is None or marked.value is None or target is None or target.value is None:
                 continue
             got = mapped.get(marked.value)
+            if field == "roce_dscp" and (lossless is None or got not in lossless.value):
+                continue  # RoCE on a lossy queue: qos.lossless-priority-reached says so
             if got != target.value:
                 kind = "RoCE" if field == "roce_dscp" else "CNP"
                 lands = (
