@@ -111,9 +111,7 @@ def rollout_plan_json(
 
 
 def _caps(plan: RolloutPlan) -> list[tuple[str, int]]:
-    limits = plan.waves.limits
-    found = [(limits.wave_field, limits.wave)] if limits.wave is not None else []
-    return found + [(d.value, cap) for d, cap in limits.domains.items()]
+    return plan.waves.limits.counted()
 
 
 def _names(names: tuple[str, ...]) -> str:
@@ -152,7 +150,7 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
         + ("drain" if spec.drain else "no drain"),
         f"touches: {', '.join(strata.components)}"
         + (f" (versions split strata: {', '.join(strata.versioned)})" if strata.versioned else ""),
-        f"caps: {', '.join(f'{f} {c}' for f, c in _caps(plan)) or 'none'}; "
+        f"caps: {', '.join(plan.waves.limits.describe()) or 'none'}; "
         f"growth {spec.waves.growth:g}; seed {spec.seed}",
     ]
     for name, error in sorted(plan.unknown.items()):

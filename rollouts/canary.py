@@ -51,6 +51,7 @@ def check_canary_fits(
             f"wave(s): {hint}",
             ("caps", field),
         )
+    _check_roles(strata, spec, limits, seat_of)
     for domain, cap in limits.domains.items():
         confined: dict[str, list[Stratum]] = {}
         for stratum in strata.strata:
@@ -69,6 +70,27 @@ def check_canary_fits(
                     f"strata.canary_waves to {math.ceil(need / cap)}",
                     ("caps", domain.value),
                 )
+
+
+def _check_roles(
+    strata: Stratification, spec: Strata, limits: Limits, seat_of: Mapping[str, Seat]
+) -> None:
+    """Every stratum holds one role (role is part of its key): the canaries of one role
+    must fit ``canary_waves`` x that role's cap."""
+    waves, k = spec.canary_waves, spec.canary_per_stratum
+    need: Counter[str] = Counter()
+    for stratum in strata.strata:
+        need[seat_of[stratum.members[0]].role] += _need(stratum, k)
+    for role, cap in limits.roles.items():
+        if need[role] > waves * cap:
+            raise PlanError(
+                f"caps.per_role.{role} {cap}: the canary needs {need[role]} {role} targets "
+                f"(min(canary_per_stratum {k}, size) of each {role} stratum) "
+                f"but {waves} canary wave(s) x {cap} allow {waves * cap}: raise "
+                f"caps.per_role.{role} to {math.ceil(need[role] / waves)} or "
+                f"strata.canary_waves to {math.ceil(need[role] / cap)}",
+                ("caps", "per_role", role),
+            )
 
 
 class _Search:
@@ -176,11 +198,12 @@ def _stuck(
 ) -> PlanError:
     which = ", ".join(f"{cap}: {n}" for cap, n in blocked.most_common())
     cap = blocked.most_common(1)[0][0] if blocked else "per_wave"
+    field = ("caps", *cap.split(".")) if cap != "size" else ("strata", "canary_waves")
     others = f"none of {SEARCH_STEPS} other choices tried" if exhausted else "no other choice"
     return PlanError(
         f"stratum {stratum.id} ({stratum.label()}) cannot get canary {pick + 1} of {need}: "
         f"beside the other strata's canaries, each of its {sum(blocked.values())} unused "
         f"members breaks a cap in every one of {waves} canary wave(s) ({which}), and "
         f"{others} of canaries fits: raise that cap or strata.canary_waves",
-        ("caps", cap) if cap != "size" else ("strata", "canary_waves"),
+        field,
     )

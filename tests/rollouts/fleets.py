@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from inventory.models import Device, Gang, Rack, Role
+from inventory.models import Device, Gang, Link, LinkClass, Rack, Role
 from reconciler.settings import Change
 from rollouts.spec import RolloutSpec
 from rollouts.topology import Inventory
@@ -32,6 +32,31 @@ def node(name: str, rack_name: str, index: int, **labels: str) -> Device:
         mgmt=IPv4Address("10.0.0.0") + index + 1,
         gpus=8,
         labels=labels,
+    )
+
+
+def switch(name: str, rack_name: str, index: int, role: Role = Role.leaf) -> Device:
+    return Device(
+        name=name,
+        role=role,
+        vendor="arista",
+        model="7060DX5-64S",
+        platform="eos",
+        rack=rack_name,
+        mgmt=IPv4Address("10.1.0.0") + index + 1,
+    )
+
+
+def host_cable(host: str, port: str, tor: str, tor_port: str) -> Link:
+    return Link.model_validate(
+        {
+            "a": host,
+            "a_port": port,
+            "b": tor,
+            "b_port": tor_port,
+            "class": LinkClass.host_leaf,
+            "length_m": 3.0,
+        }
     )
 
 
@@ -162,3 +187,4 @@ def fleet_limit(case: Case) -> int | None:
     if caps.fleet_fraction_in_flight is not None:
         limits.append(math.floor(caps.fleet_fraction_in_flight * len(case.fleet.devices) + 1e-9))
     return min(limits) if limits else None
+
