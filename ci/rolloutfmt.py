@@ -85,6 +85,7 @@ def rollout_plan_json(
                 "size": r.wave.size,
                 "held": r.wave.held,
                 "targets": list(r.wave.targets),
+                "riders": list(r.wave.riders),
                 "racks": list(r.racks),
                 "dp_replicas": list(r.dp_replicas),
                 "strata": list(r.strata),
@@ -179,6 +180,10 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
             f"{','.join(r.strata)}"
         )
         lines.append(f"       targets: {_names(r.wave.targets)}")
+        if r.wave.riders:
+            lines.append(
+                f"       riders: {_names(r.wave.riders)} (stall no gang the canaries do not)"
+            )
         lines.append(f"       racks: {_names(r.racks)}")
         if r.dp_replicas:
             lines.append(f"       DP replicas: {_names(r.dp_replicas)}")
