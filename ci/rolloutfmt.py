@@ -85,6 +85,7 @@ def rollout_plan_json(
                 "size": r.wave.size,
                 "held": r.wave.held,
                 "targets": list(r.wave.targets),
+                "riders": list(r.wave.riders),
                 "racks": list(r.racks),
                 "dp_replicas": list(r.dp_replicas),
                 "strata": list(r.strata),
@@ -111,9 +112,7 @@ def rollout_plan_json(
 
 
 def _caps(plan: RolloutPlan) -> list[tuple[str, int]]:
-    limits = plan.waves.limits
-    found = [(limits.wave_field, limits.wave)] if limits.wave is not None else []
-    return found + [(d.value, cap) for d, cap in limits.domains.items()]
+    return plan.waves.limits.counted()
 
 
 def _names(names: tuple[str, ...]) -> str:
@@ -152,7 +151,7 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
         + ("drain" if spec.drain else "no drain"),
         f"touches: {', '.join(strata.components)}"
         + (f" (versions split strata: {', '.join(strata.versioned)})" if strata.versioned else ""),
-        f"caps: {', '.join(f'{f} {c}' for f, c in _caps(plan)) or 'none'}; "
+        f"caps: {', '.join(plan.waves.limits.describe()) or 'none'}; "
         f"growth {spec.waves.growth:g}; seed {spec.seed}",
     ]
     for name, error in sorted(plan.unknown.items()):
@@ -181,6 +180,10 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
             f"{','.join(r.strata)}"
         )
         lines.append(f"       targets: {_names(r.wave.targets)}")
+        if r.wave.riders:
+            lines.append(
+                f"       riders: {_names(r.wave.riders)} (stall no gang the canaries do not)"
+            )
         lines.append(f"       racks: {_names(r.racks)}")
         if r.dp_replicas:
             lines.append(f"       DP replicas: {_names(r.dp_replicas)}")

@@ -49,11 +49,14 @@ _PLAN_ONLY = {
 
 @dataclass(frozen=True, slots=True)
 class Sourced(Generic[T]):
-    """A value and the place in the fleet repo that owns it."""
+    """A value and the place in the fleet repo that owns it; a list value also keeps
+    where each of its entries sits (``items``), so a finding about one entry (one ECN
+    queue, one lossless priority) can point at that entry's own line."""
 
     value: T
     origin: Location
     scope: int = 0
+    items: tuple[Location, ...] = ()
 
 
 @dataclass
@@ -93,6 +96,9 @@ def _flatten_value(
         for key, item in value.items():
             name = _key(key)
             yield from _flatten_value(item, doc, (*doc_path, name), (*path, name))
+    elif isinstance(value, tuple) and value:
+        items = tuple(doc.where(*doc_path, index) for index in range(len(value)))
+        yield path, Sourced(value, doc.where(*doc_path), items=items)
     else:
         yield path, Sourced(value, doc.where(*doc_path))
 

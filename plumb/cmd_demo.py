@@ -162,7 +162,8 @@ def _the_change(root: Path) -> None:
 def _show_plan(launched: Launched) -> None:
     plan = launched.plan
     table = Table(title="strata: every combination the change touches", title_justify="left")
-    for column in ("stratum", "targets", "nic_revision", "canary", "stratified", "random k=2"):
+    k = len(plan.waves.canary)
+    for column in ("stratum", "targets", "nic_revision", "canary", "stratified", f"random k={k}"):
         table.add_column(column)
     for stratum, cover in zip(plan.strata.strata, plan.coverage, strict=True):
         revision = dict(stratum.key).get("label.nic_revision", "-")

@@ -40,6 +40,19 @@ def where(*values: Sourced[Any] | None) -> tuple[Location, ...]:
     return tuple(seen)
 
 
+def entry(value: Sourced[Any] | None, index: int) -> Sourced[Any] | None:
+    """One entry of a list value, located at its own line when the loader kept it (the
+    list's own location otherwise), with the list's owner scope.
+
+    A finding about one ECN queue or one lossless priority then points at that entry,
+    not at the list's first line."""
+    if value is None:
+        return None
+    if not 0 <= index < len(value.items):
+        return value
+    return Sourced(value.value[index], value.items[index], value.scope)
+
+
 def link_speed_gbps(fleet: Fleet, link: Link) -> int:
     """The cable's speed: declared on the link, else the host NIC's, else the fleet default."""
     if link.speed_gbps is not None:

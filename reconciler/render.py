@@ -85,8 +85,13 @@ def _pfc(intent: DeviceIntent, link_class: LinkClass) -> Owned:
 def _qos_common(out: dict[str, Owned], intent: DeviceIntent) -> None:
     dscp_map = intent.get("qos", "dscp_map")
     if dscp_map is not None and dscp_map.value is not None:
-        for entry in dscp_map.value:
-            out[f"qos/dscp/{entry.dscp}"] = Owned(entry.priority, dscp_map.origin)
+        for index, entry in enumerate(dscp_map.value):
+            out[f"qos/dscp/{entry.dscp}"] = Owned(entry.priority, _entry_owner(dscp_map, index))
+
+
+def _entry_owner(value: Sourced[Any], index: int) -> Location:
+    """Where one entry of a list value sits (its own line), else the list's."""
+    return value.items[index] if index < len(value.items) else value.origin
 
 
 def _firmware_bundle(fleet: Fleet, intent: DeviceIntent) -> tuple[dict[str, str], Location] | None:
@@ -106,9 +111,10 @@ def render_switch(fleet: Fleet, device: Device) -> dict[str, Owned]:
     _qos_common(out, intent)
     ecn = intent.get("qos", "ecn")
     if ecn is not None and ecn.value is not None:
-        for queue in ecn.value:
+        for index, queue in enumerate(ecn.value):
+            owner = _entry_owner(ecn, index)
             for name in ("kmin_kb", "kmax_kb", "pmax_percent"):
-                out[f"qos/ecn/{queue.priority}/{name}"] = Owned(getattr(queue, name), ecn.origin)
+                out[f"qos/ecn/{queue.priority}/{name}"] = Owned(getattr(queue, name), owner)
     _put(out, "qos/pfc_xoff_kb", intent.get("qos", "pfc_xoff_kb"))
     _put(out, "qos/pfc_headroom_kb", intent.get("qos", "pfc_headroom_kb"))
     if device.role in BGP_ROLES:

@@ -1,11 +1,15 @@
 """The canary (pure): ``canary_per_stratum`` targets of every stratum (a smaller stratum
 whole), in separate racks as far as the strata allow, within every cap.
 
-Strata are served smallest first (they have the fewest choices). For each pick the
-candidates are ranked by: how many canaries already share the rack, the gang GPUs the
-pick would newly stall (with ``drain``), how many share the power and then the cooling
-domain, the earliest canary wave it fits, and the spec's seeded order. The choice is
-a depth-first search whose first path is that ranking: when a pick leaves a later
+Strata are served smallest first (they have the fewest choices); with ``drain``, strata
+whose members stall nothing come after those that stall a gang. For each pick the
+candidates are ranked by: the gang GPUs the pick would newly stall (with ``drain``: a
+node's gang, the gangs behind a switch, unless the canary wave already stalls them),
+how many canaries already share the rack, then the power and then the cooling domain,
+the earliest canary wave it fits, and the spec's seeded order. Every candidate already
+fits every cap, so stalled work comes before spreading over racks: a 16-GPU gang's node
+in a rack that holds a canary beats a 96-GPU gang's in an empty rack. The choice is a
+depth-first search whose first path is that ranking: when a pick leaves a later
 stratum no member that fits, it backs up and tries the next candidate. When the caps
 cannot hold the canary, :class:`~rollouts.caps.PlanError` names the cap and the
 numbers; a stratum is never silently left out.
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rollouts.caps import Limits, PlanError, WaveLoad
 from rollouts.spec import Strata
@@ -51,6 +55,7 @@ def check_canary_fits(
             f"wave(s): {hint}",
             ("caps", field),
         )
+    _check_roles(strata, spec, limits, seat_of)
     for domain, cap in limits.domains.items():
         confined: dict[str, list[Stratum]] = {}
         for stratum in strata.strata:
@@ -71,6 +76,27 @@ def check_canary_fits(
                 )
 
 
+def _check_roles(
+    strata: Stratification, spec: Strata, limits: Limits, seat_of: Mapping[str, Seat]
+) -> None:
+    """Every stratum holds one role (role is part of its key): the canaries of one role
+    must fit ``canary_waves`` x that role's cap."""
+    waves, k = spec.canary_waves, spec.canary_per_stratum
+    need: Counter[str] = Counter()
+    for stratum in strata.strata:
+        need[seat_of[stratum.members[0]].role] += _need(stratum, k)
+    for role, cap in limits.roles.items():
+        if need[role] > waves * cap:
+            raise PlanError(
+                f"caps.per_role.{role} {cap}: the canary needs {need[role]} {role} targets "
+                f"(min(canary_per_stratum {k}, size) of each {role} stratum) "
+                f"but {waves} canary wave(s) x {cap} allow {waves * cap}: raise "
+                f"caps.per_role.{role} to {math.ceil(need[role] / waves)} or "
+                f"strata.canary_waves to {math.ceil(need[role] / cap)}",
+                ("caps", "per_role", role),
+            )
+
+
 class _Search:
     """Depth-first search over canary picks, best-ranked first: the first path is the
     greedy choice; a dead end backs up to the last pick with an alternative."""
@@ -82,10 +108,13 @@ class _Search:
         rank: Mapping[str, int],
         waves: int,
         drain: bool,
+        targets: Sequence[str] = (),
     ) -> None:
         self.seat_of = seat_of
         self.rank = rank
         self.drain = drain
+        self.limits = limits
+        self.stalling = [t for t in targets if seat_of[t].stalls]
         self.loads = [WaveLoad(limits, seat_of, None) for _ in range(waves)]
         self.chosen: set[str] = set()
         self.used: dict[Domain, Counter[str]] = {d: Counter() for d in _SPREAD}
@@ -95,6 +124,7 @@ class _Search:
         """Every (score, member, canary wave) that fits now, best first."""
         found: list[tuple[Score, str, int]] = []
         blocked: Counter[str] = Counter()
+        crowded: dict[int, bool] = {}
         for member in stratum.members:
             if member in self.chosen:
                 continue
@@ -103,19 +133,29 @@ class _Search:
             if not fitting:
                 blocked[self.loads[0].blocker(member) or "size"] += 1
             for wave in fitting:
-                fresh = self.drain and seat.gang not in self.loads[wave].gangs
+                stall = self.loads[wave].new_stall(member) if self.drain else 0
+                if self.drain and not seat.stalls and wave not in crowded:
+                    crowded[wave] = self.crowded(wave)
+                crowds = int(crowded.get(wave, False) and not seat.stalls)
                 used = [self.used[d][seat.domains[d]] for d in _SPREAD]
-                score = (
-                    used[0],
-                    seat.gang_gpus if fresh else 0,
-                    *used[1:],
-                    wave,
-                    self.rank[member],
-                )
+                score = (stall, crowds, *used, wave, self.rank[member])
                 found.append((score, member, wave))
         if not found and self.dead_end is None:
             self.dead_end = (stratum, pick, need, blocked)
         return sorted(found)
+
+    def crowded(self, wave: int) -> bool:
+        """Would one more canary that stalls nothing fill ``wave`` to its wave limit while
+        the wave stalls a gang some unchosen target could ride along? (Then the canary
+        is better placed in another canary wave, leaving the room to a rider.)"""
+        load = self.loads[wave]
+        limit = self.limits.wave
+        if limit is None or not load.members or len(load.members) + 1 < limit:
+            return False
+        return any(
+            t not in self.chosen and not load.new_stall(t) and t not in load.members
+            for t in self.stalling
+        )
 
     def place(self, member: str, wave: int, sign: int) -> None:
         if sign > 0:
@@ -139,10 +179,18 @@ def pick_canary(
 ) -> list[list[str]]:
     """The canary waves (non-empty lists of targets), covering every stratum."""
     check_canary_fits(strata, spec, limits, seat_of)
-    search = _Search(limits, seat_of, rank, spec.canary_waves, drain)
+    members = [m for stratum in strata.strata for m in stratum.members]
+    search = _Search(limits, seat_of, rank, spec.canary_waves, drain, members)
+
+    def served(stratum: Stratum) -> tuple[bool, int, str]:
+        # with drain, strata whose every member stalls nothing go last: they cost
+        # nothing in any wave, so the strata that stall gangs choose their waves first
+        free = drain and not any(seat_of[m].stalls for m in stratum.members)
+        return (free, len(stratum.members), stratum.id)
+
     slots = [
         (stratum, pick, _need(stratum, spec.canary_per_stratum))
-        for stratum in sorted(strata.strata, key=lambda s: (len(s.members), s.id))
+        for stratum in sorted(strata.strata, key=served)
         for pick in range(_need(stratum, spec.canary_per_stratum))
     ]
     budget = SEARCH_STEPS + len(slots)
@@ -176,11 +224,12 @@ def _stuck(
 ) -> PlanError:
     which = ", ".join(f"{cap}: {n}" for cap, n in blocked.most_common())
     cap = blocked.most_common(1)[0][0] if blocked else "per_wave"
+    field = ("caps", *cap.split(".")) if cap != "size" else ("strata", "canary_waves")
     others = f"none of {SEARCH_STEPS} other choices tried" if exhausted else "no other choice"
     return PlanError(
         f"stratum {stratum.id} ({stratum.label()}) cannot get canary {pick + 1} of {need}: "
         f"beside the other strata's canaries, each of its {sum(blocked.values())} unused "
         f"members breaks a cap in every one of {waves} canary wave(s) ({which}), and "
         f"{others} of canaries fits: raise that cap or strata.canary_waves",
-        ("caps", cap) if cap != "size" else ("strata", "canary_waves"),
+        field,
     )

@@ -11,8 +11,15 @@ are GPU-hours x ``usd_per_gpu_hour``. Two bounds stand beside the plan's total:
 
 * ``lower_bound``: every touched gang drained exactly once (all its targets in one wave);
 * ``cap_bound``: every touched gang drained in as few waves as the caps allow on their
-  own: ``max(ceil(targets of the gang in a domain / that domain's cap))`` over its DP
-  replicas, racks, power and cooling domains, and ``ceil(gang targets / per_wave)``.
+  own. A gang's *targets* are those whose drain stalls it (its nodes, and the switches
+  with one of its nodes behind them); they need at least
+
+  - ``ceil(targets in a domain / that domain's cap)`` waves for each of its DP
+    replicas, racks, power and cooling domains, ``ceil(targets / per_wave)``, and
+    ``ceil(targets of a role / caps.per_role of that role)``;
+  - with ``never_both_tors``, as many waves as the most of its target switches cabled
+    to one host: switches that share a host never share a wave, so each such switch
+    drains the gang in a wave of its own.
 
 Both are true lower bounds of any plan within the caps; the canary and the growth of
 the waves can only add to them.
@@ -89,7 +96,8 @@ def lower_bound(
 
 
 def fewest_waves(nodes: Iterable[str], seat_of: Mapping[str, Seat], limits: Limits) -> int:
-    """The fewest waves that can hold ``nodes`` under the per-wave caps alone."""
+    """The fewest waves that can hold ``nodes`` (targets) under the per-wave caps alone:
+    every counting cap, and with ``never_both_tors`` the most switches sharing a host."""
     listed = list(nodes)
     needed = 1
     if limits.wave is not None:
@@ -98,6 +106,14 @@ def fewest_waves(nodes: Iterable[str], seat_of: Mapping[str, Seat], limits: Limi
         counts = Counter(w for n in listed if (w := seat_of[n].domains.get(domain)) is not None)
         if counts:
             needed = max(needed, math.ceil(max(counts.values()) / cap))
+    if limits.roles:
+        roles = Counter(seat_of[n].role for n in listed)
+        for role, cap in limits.roles.items():
+            needed = max(needed, math.ceil(roles[role] / cap))
+    if limits.tors_apart:
+        sharing = Counter(host for n in listed for host in seat_of[n].hosts)
+        if sharing:
+            needed = max(needed, max(sharing.values()))
     return needed
 
 

@@ -79,6 +79,10 @@ class Caps(Strict):
         description="no wave holds two switches cabled to the same host (both ToRs of "
         "a pair, or two rails of one node): no host loses two uplinks at once",
     )
+    per_role: dict[Role, Annotated[StrictInt, Field(ge=1)]] = Field(
+        default_factory=dict,
+        description="role (tier) -> devices of that role in one wave, e.g. {spine: 1}",
+    )
 
 
 class BakeMode(StrEnum):

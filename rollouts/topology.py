@@ -57,13 +57,15 @@ class Seat:
 
     ``stalls``: the gangs draining this target stops, with their GPUs (a node's own
     gang; for a switch, every gang with a node cabled to it). ``hosts``: for a switch,
-    the hosts cabled to it (two switches sharing a host are that host's ToR pair)."""
+    the hosts cabled to it (two switches sharing a host are that host's ToR pair).
+    ``role``: the device's role (its tier), counted by ``caps.per_role``."""
 
     domains: Mapping[Domain, str]
     gang: str | None
     gang_gpus: int
     stalls: Mapping[str, int] = field(default_factory=dict)
     hosts: frozenset[str] = frozenset()
+    role: str = ""
 
 
 ATTRIBUTES = (
@@ -123,6 +125,7 @@ def seats(fleet: FleetShape, targets: list[str] | tuple[str, ...]) -> dict[str, 
             gang_gpus(runs) if runs is not None else 0,
             {g.name: gang_gpus(g) for g in behind},
             hosts,
+            device.role.value,
         )
     return found
 

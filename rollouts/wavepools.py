@@ -10,12 +10,17 @@ once and updated with each wave's members, so a wave costs what it takes:
   each computed again only when the gang loses nodes;
 * :class:`RackQueues` holds the remaining targets of each rack in rank order and
   yields them round-robin over racks (every rack's first, then every rack's
-  second...), keeping the racks sorted by their first target between waves.
+  second...), keeping the racks sorted by their first target between waves;
+* :class:`SwitchPool` holds the remaining switches whose drain stalls a gang (the
+  gangs of the nodes behind them), in rank order, every remaining target by the gangs
+  it stalls, and each switch's *group* in an empty wave (the switch and what rides
+  with it), computed again after each wave.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from rollouts.caps import Limits, WaveLoad
@@ -26,12 +31,35 @@ from rollouts.topology import Domain, Seat
 def gang_share(load: WaveLoad, nodes: Sequence[str], classes: Sequence[Sequence[str]]) -> list[str]:
     """The nodes of one gang that ``load`` can still take: the largest of the gang's
     colour classes (so the gang needs no more waves than its replica and rack caps
-    force), then any other node that still fits."""
+    force), then any other node that still fits; each in order of how many of the
+    gang's remaining nodes share the node's DP replica and rack, most first.
+
+    When the wave cannot take a whole class, it takes from the fullest replicas and
+    racks: what remains then needs one wave fewer whenever the caps allow it (with
+    one node per replica and ``W`` per wave, a gang of ``N`` nodes whose largest
+    replica holds ``D`` finishes in ``max(D, ceil(N / W))`` waves)."""
+    if not classes:
+        return []
+    seat_of = load.seat_of
+    sharing: Counter[tuple[Domain, str]] = Counter()
+    for node in nodes:
+        for domain in _SHARE_DOMAINS:
+            where = seat_of[node].domains.get(domain)
+            if where is not None:
+                sharing[(domain, where)] += 1
+
+    def fullest(node: str) -> tuple[int, ...]:
+        domains = seat_of[node].domains
+        return tuple(-sharing[(d, domains[d])] if d in domains else 0 for d in _SHARE_DOMAINS)
+
     trial = load.copy()
-    for node in [*classes[0], *nodes] if classes else []:
+    for node in [*sorted(classes[0], key=fullest), *sorted(nodes, key=fullest)]:
         if node not in trial.members and trial.fits(node):
             trial.add(node)
     return trial.members[len(load.members) :]
+
+
+_SHARE_DOMAINS = (Domain.dp_replica, Domain.rack)
 
 
 class GangPool:
@@ -120,3 +148,51 @@ class RackQueues:
                 bisect.insort(self.heads, (self.index[kept[0]], rack))
             else:
                 del self.queues[rack]
+
+
+class SwitchPool:
+    """The remaining switch targets that stall a gang, in the order they were given,
+    and every remaining target (node or switch) by the gangs its drain stalls."""
+
+    def __init__(self, ordered: Iterable[str], seat_of: Mapping[str, Seat]) -> None:
+        self.seat_of = seat_of
+        self.switches: dict[str, None] = {}
+        self.stalling: dict[str, dict[str, None]] = {}  # gang -> targets stalling it
+        for target in ordered:
+            seat = seat_of[target]
+            if seat.gang is None and seat.stalls:
+                self.switches[target] = None
+            for gang in seat.stalls:
+                self.stalling.setdefault(gang, {})[target] = None
+        self._ideal: dict[tuple[str, int | None], int] = {}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.switches)
+
+    def group(self, load: WaveLoad, switch: str) -> list[str]:
+        """``switch`` and what rides with it in ``load``: the remaining targets of the
+        gangs it newly stalls that stall nothing more, as far as they fit."""
+        trial = load.copy()
+        new = [g for g in self.seat_of[switch].stalls if not load.stalled[g]]
+        trial.add(switch)
+        for gang in new:
+            for target in self.stalling.get(gang, ()):
+                free = target not in trial.members and not trial.new_stall(target)
+                if free and trial.fits(target):
+                    trial.add(target)
+        return trial.members[len(load.members) :]
+
+    def ideal(self, switch: str, limits: Limits, size: int | None) -> int:
+        """How many targets :meth:`group` holds in an empty wave of ``size``."""
+        key = (switch, size)
+        found = self._ideal.get(key)
+        if found is None:
+            found = self._ideal[key] = len(self.group(WaveLoad(limits, self.seat_of, size), switch))
+        return found
+
+    def remove(self, members: Iterable[str]) -> None:
+        for target in members:
+            self.switches.pop(target, None)
+            for gang in self.seat_of[target].stalls:
+                self.stalling.get(gang, {}).pop(target, None)
+        self._ideal.clear()

@@ -1,5 +1,5 @@
 """Fabric-shape policies: each cable's class fits the roles at its ends, leaf-spine cables
-stay inside their pod (three tiers), a NIC reaches
+stay inside their pod and every pod named is one (three tiers), a NIC reaches
 the leaf of its own rail, no two routed ports share an address or a /31 with a port of
 another cable, and the nodes of one training gang run one firmware bundle.
 
@@ -69,19 +69,33 @@ def class_fits_roles(fleet: Fleet) -> Iterator[Finding]:
 
 @policy(
     "cabling.same-pod",
-    title="A leaf-spine cable stays inside one pod",
+    title="A leaf-spine cable stays inside one pod, and every pod named is a pod",
     rationale="In a three-tier fabric a pod's leaves reach other pods only through the "
     "super-spines; a leaf cabled to another pod's spine makes that spine a transit between "
     "pods with the wrong ASN path, and breaks the pod as a failure and rollout domain.",
     remediation="Re-cable the leaf to a spine of its own pod (or fix the device's pod).",
 )
 def same_pod(fleet: Fleet) -> Iterator[Finding]:
+    known = known_pods(fleet)
+    for name, device in fleet.devices.items():
+        if device.pod is None or device.pod in known or device.role not in _POD_ROLES:
+            continue
+        other = "spine" if device.role is Role.leaf else "leaf"
+        yield Finding(
+            name,
+            f"{name}: unknown pod {device.pod}: no {other} is in it and bgp.pod_spine_asns "
+            f"does not name it (pods: {', '.join(sorted(known)) or 'none'})",
+            (fleet.where.devices[name],),
+            (name,),
+        )
     for index, link in enumerate(fleet.links):
         if link.link_class is not LinkClass.leaf_spine:
             continue
         a, b = fleet.devices.get(link.a), fleet.devices.get(link.b)
         if a is None or b is None or a.pod is None or b.pod is None or a.pod == b.pod:
             continue
+        if a.pod not in known or b.pod not in known:
+            continue  # the unknown pod is the defect, reported once at its device
         yield Finding(
             f"{link.a}:{link.a_port}",
             f"{link.a}:{link.a_port} (pod {a.pod}) is cabled to {link.b}:{link.b_port} "
@@ -89,6 +103,25 @@ def same_pod(fleet: Fleet) -> Iterator[Finding]:
             (fleet.where.links[index], fleet.where.devices[link.a]),
             (link.a, link.b),
         )
+
+
+_POD_ROLES = (Role.leaf, Role.spine)
+
+
+def known_pods(fleet: Fleet) -> set[str]:
+    """The pods of the fabric: each holds at least one leaf and one spine, or has its own
+    ``bgp.pod_spine_asns`` entry. A pod only one side names (a typo on one device) is
+    not a pod."""
+    leaves = {d.pod for d in fleet.devices.values() if d.role is Role.leaf}
+    spines = {d.pod for d in fleet.devices.values() if d.role is Role.spine}
+    known = {pod for pod in leaves & spines if pod is not None}
+    for doc in fleet.where.docs.values():
+        data = doc.data
+        bgp = data.get("bgp") if isinstance(data, dict) else None
+        declared = bgp.get("pod_spine_asns") if isinstance(bgp, dict) else None
+        if isinstance(declared, dict):
+            known.update(str(pod) for pod in declared)
+    return known
 
 
 @policy(

@@ -19,6 +19,7 @@ from policies.builtin.ports import lossless_classes, lossless_ends
 from policies.engine import Finding, policy
 from policies.views import (
     DEFAULT_PFC_FRAME,
+    entry,
     required_headroom_bytes,
     where,
 )
@@ -177,11 +178,14 @@ def dscp_roce_mapped(fleet: Fleet) -> Iterator[Finding]:
                 where(cnp, roce),
                 (name,),
             )
+        lossless = lossless_priorities(fleet, name)
         for field, target in (("roce_dscp", roce), ("cnp_dscp", cnp)):
             marked = intent.get("qos", field)
             if marked is None or marked.value is None or target is None or target.value is None:
                 continue
             got = mapped.get(marked.value)
+            if field == "roce_dscp" and (lossless is None or got not in lossless.value):
+                continue  # RoCE on a lossy queue: qos.lossless-priority-reached says so
             if got != target.value:
                 kind = "RoCE" if field == "roce_dscp" else "CNP"
                 lands = (
@@ -191,9 +195,16 @@ def dscp_roce_mapped(fleet: Fleet) -> Iterator[Finding]:
                     name,
                     f"{name}: hosts mark {kind} traffic DSCP {marked.value}, which the map "
                     f"sends to {lands}, not the {kind} priority {target.value}",
-                    where(dscp_map, marked, target),
+                    where(entry_of(dscp_map, marked.value), marked, target),
                     (name,),
                 )
+
+
+def entry_of(dscp_map: Sourced[Any] | None, dscp: int) -> Sourced[Any] | None:
+    """The map's entry for ``dscp`` (at its own line), or the whole map when it has none."""
+    entries = dscp_map.value if dscp_map is not None and dscp_map.value is not None else ()
+    index = next((i for i, e in enumerate(entries) if e.dscp == dscp), None)
+    return dscp_map if index is None else entry(dscp_map, index)
 
 
 @policy(
@@ -220,13 +231,14 @@ def ecn_order(fleet: Fleet) -> Iterator[Finding]:
                 where(ecn) or (fleet.where.devices[name],),
                 (name,),
             )
-        for queue in queues:
+        for index, queue in enumerate(queues):
+            own = entry(ecn, index)  # the queue's own line, not the list's first
             if queue.kmin_kb >= queue.kmax_kb:
                 yield Finding(
                     name,
                     f"{name} queue {queue.priority}: kmin {queue.kmin_kb} KB >= "
                     f"kmax {queue.kmax_kb} KB",
-                    where(ecn),
+                    where(own),
                     (name,),
                 )
             lossless = lossless_priorities(fleet, name)
@@ -241,7 +253,7 @@ def ecn_order(fleet: Fleet) -> Iterator[Finding]:
                     name,
                     f"{name} queue {queue.priority}: kmin {queue.kmin_kb} KB >= "
                     f"PFC xoff {xoff.value} KB: ECN would mark after PFC fires",
-                    where(ecn, xoff),
+                    where(own, xoff),
                     (name,),
                 )
 

@@ -35,6 +35,8 @@ BUILTIN_IDS = {
     "qos.ecn-order",
     "qos.headroom-port",
     "qos.headroom-buffer",
+    "qos.lossless-path-classes",
+    "qos.lossless-priority-reached",
     "bgp.asn-defined",
     "bgp.spine-asn-shared",
     "bgp.super-spine-asn",

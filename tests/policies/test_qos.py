@@ -30,6 +30,8 @@ QOS_POLICIES = (
     "qos.ecn-order",
     "qos.headroom-port",
     "qos.headroom-buffer",
+    "qos.lossless-path-classes",
+    "qos.lossless-priority-reached",
 )
 QOS_FILE = "intent/qos.yaml"
 DEVICES_FILE = "intent/devices.yaml"
@@ -118,9 +120,15 @@ class TestPfcExactlyRoce:
         assert primary(violation) == at(orion, DEVICES_FILE, "pfc_priorities: []")
 
     def test_two_declared_lossless_priorities_pass(self, orion: FleetCopy) -> None:
-        """RoCE on 3 and storage on 4, both declared lossless fleet-wide, with PFC on
-        both, ECN on both queues and headroom for both: a correct design, not flagged."""
+        """RoCE on 3 and storage (DSCP 10) on 4, both declared lossless fleet-wide, with
+        PFC on both, ECN on both queues and headroom for both: a correct design, not
+        flagged."""
         orion.replace(QOS_FILE, "pfc_priorities: [3]", "pfc_priorities: [3, 4]")
+        orion.replace(
+            QOS_FILE,
+            "    - {dscp: 48, priority: 6}",
+            "    - {dscp: 48, priority: 6}\n    - {dscp: 10, priority: 4}",
+        )
         orion.replace(
             QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  lossless_priorities: [3, 4]"
         )
@@ -233,20 +241,44 @@ class TestDscpRoceMapped:
 
 
 class TestDscpMarkedByHosts:
-    def test_roce_dscp_on_a_lossy_queue_is_flagged(self, orion: FleetCopy) -> None:
+    def test_roce_dscp_on_a_lossy_queue_is_flagged_once(self, orion: FleetCopy) -> None:
         """Hosts mark RoCE with DSCP 24 while only DSCP 26 maps to priority 3: RoCE rides
-        the default lossy class, although some DSCP does reach the RoCE priority."""
+        the default lossy class, although some DSCP does reach the RoCE priority. Said once
+        per device, by qos.lossless-priority-reached, at the roce_dscp line and the map."""
         orion.replace(QOS_FILE, "roce_priority: 3", "roce_priority: 3\n  roce_dscp: 24")
         report = orion.evaluate()
-        found = flagged(report, "qos.dscp-roce-mapped")
+        assert flagged(report, "qos.dscp-roce-mapped") == []
+        found = flagged(report, "qos.lossless-priority-reached")
         assert_denied(found)
-        assert "gpu-n01" in subjects(report, "qos.dscp-roce-mapped")
+        assert "gpu-n01" in subjects(report, "qos.lossless-priority-reached")
         assert {v.message.split(": ", 1)[1] for v in found} == {
             "hosts mark RoCE traffic DSCP 24, which the map sends to no priority "
-            "(the default, lossy class), not the RoCE priority 3"
+            "(the default, lossy class), not a lossless priority [3]: RoCE drops under "
+            "congestion"
         }
         assert {primary(v) for v in found} == {at(orion, QOS_FILE, "- {dscp: 26, priority: 3}")}
         assert all(at(orion, QOS_FILE, "roce_dscp: 24") in places(v) for v in found)
+
+    def test_roce_dscp_on_another_lossless_priority_is_the_wrong_class(
+        self, orion: FleetCopy
+    ) -> None:
+        """RoCE marked into storage's lossless priority 4: lossless, but not RoCE's queue;
+        qos.dscp-roce-mapped says so, and only it."""
+        orion.replace(QOS_FILE, "pfc_priorities: [3]", "pfc_priorities: [3, 4]")
+        orion.replace(
+            QOS_FILE,
+            "roce_priority: 3",
+            "roce_priority: 3\n  roce_dscp: 10\n  lossless_priorities: [3, 4]",
+        )
+        orion.replace(
+            QOS_FILE,
+            "    - {dscp: 48, priority: 6}",
+            "    - {dscp: 48, priority: 6}\n    - {dscp: 10, priority: 4}",
+        )
+        report = orion.evaluate()
+        assert flagged(report, "qos.lossless-priority-reached") == []
+        found = flagged(report, "qos.dscp-roce-mapped")
+        assert found and all(v.message.endswith("not the RoCE priority 3") for v in found)
 
     def test_declared_dscps_that_map_right_pass(self, orion: FleetCopy) -> None:
         """ORION's hosts mark 26 (RoCE) and 48 (CNP), which map to 3 and 6."""

@@ -154,3 +154,49 @@ def test_the_lab_reconciles_a_three_tier_fabric_in_one_pass(tri: FleetCopy) -> N
         assert lab.plan().is_empty()
     finally:
         lab.close()
+
+
+DEVICES_FILE = "inventory/devices.yaml"
+
+
+def _repod(tri: FleetCopy, name: str, pod: str) -> None:
+    """Give one device of the generated inventory another ``pod:``."""
+    text = (tri.path / DEVICES_FILE).read_text()
+    line = next(line for line in text.splitlines() if f"name: {name}," in line)
+    before = line[line.index(", pod: ") :]
+    tri.replace(DEVICES_FILE, line, line.replace(before, f", pod: {pod}}}"))
+
+
+def test_a_leaf_in_an_unknown_pod_is_one_finding_at_its_line(tri: FleetCopy) -> None:
+    """leaf-p1-1 names pod p3, which no spine is in: one finding at the leaf's line that
+    says the pod is unknown, none on its four (correct) uplinks."""
+    _repod(tri, "leaf-p1-1", "p3")
+    violation = only(tri.evaluate(), "cabling.same-pod")
+    assert_denied([violation])
+    assert violation.subject == "leaf-p1-1"
+    assert violation.message == (
+        "leaf-p1-1: unknown pod p3: no spine is in it and bgp.pod_spine_asns does not name it "
+        "(pods: p1, p2)"
+    )
+    assert primary(violation) == at(tri, DEVICES_FILE, "name: leaf-p1-1,")
+
+
+def test_a_spine_in_an_unknown_pod_is_one_finding_at_its_line(tri: FleetCopy) -> None:
+    """spine-p1-1 names pod p3: reported at the spine, not on the leaves' cables to it."""
+    _repod(tri, "spine-p1-1", "p3")
+    report = tri.evaluate()
+    violation = only(report, "cabling.same-pod")
+    assert violation.subject == "spine-p1-1"
+    assert "unknown pod p3: no leaf is in it" in violation.message
+    assert primary(violation) == at(tri, DEVICES_FILE, "name: spine-p1-1,")
+
+
+def test_a_pod_named_by_pod_spine_asns_is_known(tri: FleetCopy) -> None:
+    """Every leaf of pod p2 moved to a new pod p3 that bgp.pod_spine_asns names: the pod
+    is known, so the cables to p2's spines are the finding (one per cable)."""
+    tri.replace(BGP_FILE, "    p2: 64700\n", "    p2: 64700\n    p3: 64800\n")
+    for leaf in leaves("p2"):
+        _repod(tri, leaf, "p3")
+    found = flagged(tri.evaluate(), "cabling.same-pod")
+    assert len(found) == 8
+    assert all("is cabled to spine-p2-" in v.message for v in found)

@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from inventory.models import Device, Gang, Rack, Role
+from inventory.models import Device, Gang, Link, LinkClass, Rack, Role
 from reconciler.settings import Change
 from rollouts.spec import RolloutSpec
 from rollouts.topology import Inventory
@@ -32,6 +32,31 @@ def node(name: str, rack_name: str, index: int, **labels: str) -> Device:
         mgmt=IPv4Address("10.0.0.0") + index + 1,
         gpus=8,
         labels=labels,
+    )
+
+
+def switch(name: str, rack_name: str, index: int, role: Role = Role.leaf) -> Device:
+    return Device(
+        name=name,
+        role=role,
+        vendor="arista",
+        model="7060DX5-64S",
+        platform="eos",
+        rack=rack_name,
+        mgmt=IPv4Address("10.1.0.0") + index + 1,
+    )
+
+
+def host_cable(host: str, port: str, tor: str, tor_port: str) -> Link:
+    return Link.model_validate(
+        {
+            "a": host,
+            "a_port": port,
+            "b": tor,
+            "b_port": tor_port,
+            "class": LinkClass.host_leaf,
+            "length_m": 3.0,
+        }
     )
 
 
@@ -162,3 +187,64 @@ def fleet_limit(case: Case) -> int | None:
     if caps.fleet_fraction_in_flight is not None:
         limits.append(math.floor(caps.fleet_fraction_in_flight * len(case.fleet.devices) + 1e-9))
     return min(limits) if limits else None
+
+
+@st.composite
+def switch_cases(draw: st.DrawFn) -> Case:
+    """A drained rollout over GPU nodes and the switches above them: 1-4 racks of 1-4
+    nodes, each node cabled to 1-3 of 2-6 leaves (a ToR pair, rails), 0-3 gangs over the
+    nodes, 0-2 spines (nothing behind them); a random non-empty target set, every cap
+    optional (never_both_tors and per_role included)."""
+    n_racks = draw(st.integers(1, 4))
+    racks = {f"r{i}": rack(f"r{i}", cooling=f"row-{i % 2}") for i in range(n_racks)}
+    racks["net"] = rack("net")
+    devices: dict[str, Device] = {}
+    for name in list(racks)[:-1]:
+        for _ in range(draw(st.integers(1, 4))):
+            devices[f"n{len(devices):02d}"] = node(f"n{len(devices):02d}", name, len(devices))
+    nodes = list(devices)
+    leaves = [f"leaf{i}" for i in range(draw(st.integers(2, 6)))]
+    spines = [f"spine{i}" for i in range(draw(st.integers(0, 2)))]
+    for i, name in enumerate(leaves):
+        devices[name] = switch(name, "net", i)
+    for i, name in enumerate(spines):
+        devices[name] = switch(name, "net", 50 + i, Role.spine)
+    links = []
+    ports: dict[str, int] = {}
+    for host in nodes:
+        tors = draw(st.lists(st.sampled_from(leaves), min_size=1, max_size=3, unique=True))
+        for k, tor in enumerate(tors):
+            ports[tor] = ports.get(tor, 0) + 1
+            links.append(host_cable(host, f"eth{k}", tor, f"Ethernet{ports[tor]}"))
+    gang_of = draw(st.lists(st.integers(-1, 2), min_size=len(nodes), max_size=len(nodes)))
+    gangs = {}
+    for g in range(3):
+        members = tuple(n for n, k in zip(nodes, gang_of, strict=True) if k == g)
+        if members:
+            gangs[f"g{g}"] = Gang(
+                name=f"g{g}", nodes=members, gpus_per_node=draw(st.integers(1, 8))
+            )
+    targets = draw(st.lists(st.sampled_from(sorted(devices)), min_size=1, unique=True))
+    changes = {
+        t: (Change("system/nos_version", draw(st.sampled_from(["1", "2"])), "9"),) for t in targets
+    }
+    caps: dict[str, Any] = {
+        "per_wave": draw(optional(st.integers(1, 6))),
+        "per_rack": draw(optional(st.integers(1, 3))),
+        "never_both_tors": draw(st.booleans()),
+        "per_role": draw(
+            st.dictionaries(st.sampled_from(["leaf", "spine", "gpu-node"]), st.integers(1, 3))
+        ),
+    }
+    built = RolloutSpec.model_validate(
+        {
+            "name": "t",
+            "targets": {"select": "role=gpu-node|leaf|spine"},
+            "strata": {"canary_waves": draw(st.integers(1, 3))},
+            "waves": {"growth": draw(st.floats(1.0, 4.0))},
+            "caps": {k: v for k, v in caps.items() if v is not None},
+            "drain": True,
+            "seed": draw(st.integers(0, 2**32)),
+        }
+    )
+    return Case(Inventory(devices, racks, gangs, tuple(links)), changes, built)

@@ -225,6 +225,8 @@ def test_pins_release_lets_the_reconciler_own_the_fields_again(fleet: GitFleet) 
     rollout = fleet.only_rollout()
     listed = fleet.plumb("pins", "list", ".")
     assert "firmware/nic_firmware" in listed.stdout and rollout in listed.stdout
+    rolled = [t for t in fleet.targets(rollout) if t.status is TargetStatus.rolled_back]
     released = fleet.plumb("pins", "release", ".", "--rollout", rollout)
-    assert released.exit_code == 0 and "released 14 pin(s)" in released.stdout
+    assert released.exit_code == 0
+    assert f"released {7 * len(rolled)} pin(s)" in released.stdout
     assert "no active pins" in fleet.plumb("pins", "list", ".").stdout

@@ -70,7 +70,9 @@ def test_pins_list_json_holds_the_rolled_back_fields(rolled_back: tuple[GitFleet
     doc = _json(fleet, "pins", "list", ".")
     assert doc["schema"] == "plumb.pins/v1"
     pins = doc["pins"]
-    assert len(pins) == 14
+    rolled = [t for t in fleet.targets(rollout) if t.status is TargetStatus.rolled_back]
+    assert len(rolled) == 4  # the canary wave: two canaries and two riders
+    assert len(pins) == 7 * len(rolled)  # the 7 firmware components of each
     assert {p["rollout"] for p in pins} == {rollout}
     nic = [p for p in pins if p["path"] == "firmware/nic_firmware"]
     running = fleet.running()
@@ -118,9 +120,10 @@ def test_pins_release_json_counts_what_it_released(tmp_path: Path) -> None:
     assert fleet.plumb("rollout", "start", FIRMWARE, ".").exit_code == 1
     rollout = fleet.only_rollout()
     doc = _json(fleet, "pins", "release", ".", "--rollout", rollout)
+    rolled = [t for t in fleet.targets(rollout) if t.status is TargetStatus.rolled_back]
     assert doc == {
         "schema": "plumb.pins-release/v1",
-        "released": 14,
+        "released": 7 * len(rolled),
         "rollout": rollout,
         "device": None,
     }

@@ -79,8 +79,9 @@ def test_nodes_in_no_gang_stall_nothing() -> None:
 
 def test_orion_shape_figures() -> None:
     """ORION's caps (per_rack 2, per_dp_replica 1, per_wave 8, drain 20 min at $3): gang a
-    (128 GPUs) drains 4 times, gang b (96 GPUs) 5 times (its canary is one of them):
-    330.7 GPU-h, $992, beside 74.7 GPU-h once each and 298.7 GPU-h with these caps."""
+    (128 GPUs) needs 4 drains, gang b (96 GPUs) 4; the canary drains b with one node of
+    each of its replicas (its A1 canary and two riders), so the plan is the caps' bound:
+    298.7 GPU-h, $896, beside 74.7 GPU-h once each."""
     fleet = orion_like()
     changes = {n: firmware("1") for n in fleet.devices}
     result = plan_changes(
@@ -94,9 +95,10 @@ def test_orion_shape_figures() -> None:
     )
     assert result.lower_bound.gpu_hours == pytest.approx((128 + 96) / 3)
     assert result.cap_bound.drains == {"a": 4, "b": 4}
-    assert result.total.drains == {"a": 4, "b": 5}
-    assert result.total.gpu_hours == pytest.approx((4 * 128 + 5 * 96) / 3)
-    assert result.total.usd == pytest.approx(992.0)
+    assert result.total.drains == {"a": 4, "b": 4}
+    assert result.total.gpu_hours == pytest.approx((4 * 128 + 4 * 96) / 3)
+    assert result.total.usd == pytest.approx(896.0)
+    assert result.total == result.cap_bound
 
 
 def test_no_drain_no_price() -> None:

@@ -71,8 +71,9 @@ def test_every_cap_holds_in_every_wave(case: Case) -> None:
 @PROPERTIES
 @given(cases())
 def test_canary_covers_every_stratum_or_the_error_names_a_cap(case: Case) -> None:
-    """The canary waves come first and hold min(canary_per_stratum, size) of every
-    stratum; a refusal names a spec field and gives numbers."""
+    """The canary waves come first and their canaries are min(canary_per_stratum, size)
+    of every stratum; their riders (drain only) stall no gang their wave's canaries do
+    not already stall; a refusal names a spec field and gives numbers."""
     strata = stratify(case.fleet, case.changes, case.spec.strata.extra_attributes)
     try:
         result = plan_waves(case.fleet, case.spec, strata)
@@ -83,10 +84,17 @@ def test_canary_covers_every_stratum_or_the_error_names_a_cap(case: Case) -> Non
     kinds = [w.canary for w in result.waves]
     assert kinds == sorted(kinds, reverse=True)
     assert 1 <= kinds.count(True) <= case.spec.strata.canary_waves
-    canary = set(result.canary)
+    canaries = set(result.canary) - set(result.riders)
     for stratum in strata.strata:
-        held = len(canary & set(stratum.members))
+        held = len(canaries & set(stratum.members))
         assert held == min(case.spec.strata.canary_per_stratum, len(stratum.members))
+    seat_of = seats(case.fleet, sorted(case.changes))
+    for wave in (w for w in result.waves if w.canary):
+        assert not wave.riders or case.spec.drains
+        stalled = {g for t in wave.targets if t not in wave.riders for g in seat_of[t].stalls}
+        assert all(seat_of[t].stalls and set(seat_of[t].stalls) <= stalled for t in wave.riders)
+        picked = len(wave.targets) - len(wave.riders)
+        assert len(wave.targets) <= max(picked, math.ceil(picked * case.spec.waves.growth - 1e-9))
 
 
 @PROPERTIES
@@ -192,7 +200,8 @@ def test_canary_spreads_over_racks() -> None:
 
 
 def test_orion_canary_takes_one_of_each_revision_in_separate_racks() -> None:
-    """On the ORION shape the canary is one A1 node and one B0 node, in two racks."""
+    """On the ORION shape the canaries are one A1 node and one B0 node, in two racks; the
+    A1 canary's gang rides along one node of each of its other DP replicas."""
     fleet = orion_like()
     changes = {n: firmware("1") for n in fleet.devices}
     strata = stratify(fleet, changes, ["label.nic_revision"])
@@ -205,9 +214,13 @@ def test_orion_canary_takes_one_of_each_revision_in_separate_racks() -> None:
         ),
         strata,
     )
-    canary = result.canary
+    canary = [t for t in result.canary if t not in result.riders]
     assert sorted(fleet.devices[t].labels["nic_revision"] for t in canary) == ["A1", "B0"]
     assert len({fleet.devices[t].rack for t in canary}) == 2
+    (gang,) = {g.name for g in fleet.gangs.values() for t in canary if t in g.nodes}
+    assert gang == "b"  # the cheaper gang (96 GPUs, not 128)
+    replicas = fleet.gangs[gang].dp_replicas
+    assert sorted(i for i, r in enumerate(replicas) for t in result.canary if t in r) == [0, 1, 2]
 
 
 def test_canary_search_backs_out_of_a_greedy_dead_end() -> None:
