@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .device import Device, log, read_record
+from .device import RECORD_FORMAT, Device, log, read_record, write_json_atomic
 from .eos_config import Grammar
 from .eos_model import EosConfig
 from .eos_profiles import EosProfile, eos_profile
@@ -256,3 +256,26 @@ class EosDevice(Device):
         self.running = self.startup.clone()
         self.version = eos_version_of(self.startup.boot_image)
         self.save()
+
+
+def write_boot_record(
+    path: Path, name: str, config: str, model: str, version: str, boot_image: str
+) -> None:
+    """Make `path` the saved record of an EOS switch that boots `config` (a ``show
+    running-config`` text, a real switch's or a test's) as running and startup
+    configuration; `SwitchSim.add_device` then starts the device from it."""
+    header = f"! boot system {boot_image}\n"
+    write_json_atomic(
+        path,
+        {
+            "format": RECORD_FORMAT,
+            "name": name,
+            "dialect": "eos",
+            "write_count": 0,
+            "model": model,
+            "nos_version": version,
+            "running_config": header + config,
+            "startup_config": header + config,
+            "pending_revert": None,
+        },
+    )
