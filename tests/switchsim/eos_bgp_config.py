@@ -33,7 +33,7 @@ from .replies import CliError, invalid
 
 AF_NEIGHBOR = words(
     "activate additional-paths default-originate graceful-restart maximum-advertised-routes"
-    " missing-policy next-hop next-hop-unchanged prefix-list rib-in route-map weight"
+    " missing-policy next-hop next-hop-unchanged prefix-list rcf rib-in route-map weight"
 )
 """Neighbour options EOS has inside ``address-family ipv4|ipv6``."""
 

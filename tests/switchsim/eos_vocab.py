@@ -102,7 +102,7 @@ ROUTER_BGP = words(
     """
     address-family aggregate-address bfd bgp default-metric distance dynamic graceful-restart
     graceful-restart-helper listen maximum-paths monitoring neighbor network
-    next-hop-unchanged rd redistribute route-target router-id shutdown timers ucmp update
+    next-hop-unchanged rd redistribute route-target router-id session shutdown timers ucmp update
     vlan vlan-aware-bundle vrf comment
     """
 )
@@ -114,7 +114,7 @@ NEIGHBOR = words(
     dont-capability-negotiate ebgp-multihop enforce-first-as export-localpref
     graceful-restart graceful-restart-helper idle-restart-timer import-localpref link-bandwidth
     local-as local-v6-addr maximum-accepted-routes maximum-routes metric-out missing-policy
-    next-hop-peer next-hop-self next-hop-unchanged next-hop out-delay passive password
+    next-hop-peer next-hop-self next-hop-unchanged next-hop out-delay passive password rcf session
     peer peer-group prefix-list remote-as remote-port remove-private-as rib-in
     route-map route-reflector-client route-to-peer send-community shutdown timers
     transport ttl update-source weight encapsulation
