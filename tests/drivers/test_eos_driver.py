@@ -82,7 +82,9 @@ def test_observe_reads_what_the_switch_holds(switches: Switches) -> None:
     ref = switches.add("eos", state)
     observed = switches.driver("eos").observe(ref)
     observed.pop("system/serial")
+    outbound = {p: observed.pop(p) for p in list(observed) if p.endswith("/outbound_filter")}
     assert observed == flat_from_state(state)
+    assert set(outbound.values()) == {""}
     expressible = {p: v for p, v in desired.items() if inexpressible("eos", p, observed) is None}
     assert set(desired) - set(expressible) == {"qos/pfc_headroom_kb", "qos/pfc_xoff_kb"}
     assert diff({p: Owned(v, UNKNOWN) for p, v in expressible.items()}, observed) == []
