@@ -19,6 +19,7 @@ from tests.switchsim import DeviceSpec, SwitchSim
 from tests.switchsim.eos_blocks import Block, block_tree
 from tests.switchsim.eos_device import write_boot_record
 from tests.switchsim.eos_profiles import eos_profile
+from tests.switchsim.eos_render import running_config
 from tests.switchsim.eos_view import boot_config
 
 PASSWORD = "pw"
@@ -242,3 +243,23 @@ def test_a_global_command_after_interface_lines_goes_to_global(sim: SwitchSim) -
         running = str(conn.send_command("show running-config"))
     assert ("interface Ethernet1", "qos trust dscp") in paths(running)
     assert ("qos map dscp 46 to traffic-class 5",) in paths(running)
+
+
+def test_text_blocks_and_dotted_as_numbers_come_back_as_given() -> None:
+    """A banner's unindented text and a `comment` block's lines up to `EOF` stay theirs;
+    an AS number entered in asdot is printed as entered; `link tracking group` and
+    `vpws` sub-modes are EOS commands."""
+    config = (
+        "banner motd\nAuthorised use only\n  second line\nEOF\n!\n"
+        "interface Ethernet1\n   comment\n   Comment created by hand\n   EOF\n"
+        "   link tracking group LT1 upstream\n!\n"
+        "link tracking group LT1\n   recovery delay 300\n!\n"
+        "router bgp 65111.100\n   neighbor 10.0.0.1 remote-as 65110.100\n"
+        "   neighbor 10.0.0.3 remote-as 4200000001\n   !\n   vpws TENANT_A\n"
+        "      rd 10.0.0.1:1000\n!\n"
+    )
+    booted, refused = boot_config(config, eos_profile(TOMAHAWK).queue_kinds)
+    text = running_config(booted, "DCS-7060X6-64PE", "4.33.1F")
+    assert refused == []
+    assert paths(config) - paths(text) == set()
+    assert "banner motd\nAuthorised use only\n  second line\nEOF\n" in text

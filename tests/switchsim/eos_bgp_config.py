@@ -24,7 +24,7 @@ import ipaddress
 
 from .eos_blocks import add_line, negate
 from .eos_config import keep_verbatim
-from .eos_model import EosBgp, EosConfig, EosFamily, EosPeer, asn_text
+from .eos_model import EosBgp, EosConfig, EosFamily, EosPeer
 from .eos_modes import GLOBAL, NOT_HERE, ROUTER_BGP, EosContext, incomplete, number
 from .eos_vocab import ADDRESS_FAMILY, NEIGHBOR, known, words
 from .eos_vocab import ROUTER_BGP as ROUTER_BGP_WORDS
@@ -66,10 +66,19 @@ def router_bgp(config: EosConfig, remove: bool, rest: list[str]) -> EosContext:
     asn = parse_asn(rest[0])
     if config.bgp is None:
         config.bgp = EosBgp(asn=asn)
+        _spell(config.bgp, rest[0], asn)
     elif config.bgp.asn != asn:
-        shown = asn_text(config.bgp.asn, config.bgp.asdot)
+        shown = config.bgp.shown(config.bgp.asn)
         raise CliError(f"% BGP is already running with AS number {shown}")
     return ROUTER_BGP
+
+
+def _spell(bgp: EosBgp, token: str, value: int) -> None:
+    """Remember an AS number entered in asdot, which EOS prints back as entered."""
+    if "." in token:
+        bgp.spelled[value] = token
+    else:
+        bgp.spelled.pop(value, None)
 
 
 def _address(token: str) -> str | None:
@@ -161,6 +170,7 @@ def _neighbor(bgp: EosBgp, rest: list[str], raw: str) -> None:
         case [who, "remote-as", asn]:
             value = parse_asn(asn)
             _peer(bgp, who).remote_as = value
+            _spell(bgp, asn, value)
         case [who, "route-map", name, "in"]:
             _peer(bgp, who).route_map_in = name
         case [who, "route-map", name, "out"]:

@@ -11,7 +11,10 @@ line, and a change to one modeled setting leaves them all as they were.
 
 `block_tree` reads ``show running-config`` text by indentation (three spaces
 per level, as EOS prints it); ``!`` separator lines and ``end`` carry no
-configuration, while ``!!`` comment lines are configuration and are kept.
+configuration, while ``!!`` comment lines are configuration and are kept.  A
+``banner login|motd`` is followed by its text, unindented, up to a line ``EOF``,
+and a ``comment`` (any mode) by its text at its own indentation up to ``EOF``:
+those lines are its own, kept and printed back where they were.
 """
 
 from __future__ import annotations
@@ -36,7 +39,16 @@ class Block:
     def render(self, depth: int) -> list[str]:
         """The block as ``show running-config`` prints it at `depth`."""
         lines = [INDENT * depth + self.line]
+        if is_banner(self.line):
+            return lines + [child.line for child in self.children]
+        if self.line == "comment":
+            return lines + [INDENT * depth + child.line for child in self.children]
         return lines + render_all(self.children, depth + 1)
+
+
+def is_banner(line: str) -> bool:
+    """A banner command, whose text follows unindented up to ``EOF``."""
+    return line.startswith("banner ")
 
 
 def is_separator(stripped: str) -> bool:
@@ -48,8 +60,13 @@ def block_tree(text: str) -> list[Block]:
     """The configuration lines of `text` as a tree, by indentation."""
     root = Block("")
     stack: list[tuple[int, Block]] = [(-1, root)]
+    text_of: Block | None = None  # a banner or comment taking its text lines
     for raw in text.splitlines():
         stripped = raw.strip()
+        if text_of is not None:
+            text_of.children.append(Block(raw if is_banner(text_of.line) else stripped))
+            text_of = None if stripped == "EOF" else text_of
+            continue
         if not stripped or is_separator(stripped):
             continue
         indent = len(raw) - len(raw.lstrip(" "))
@@ -58,6 +75,8 @@ def block_tree(text: str) -> list[Block]:
         block = Block(stripped)
         stack[-1][1].children.append(block)
         stack.append((indent, block))
+        if (indent == 0 and is_banner(stripped)) or stripped == "comment":
+            text_of = block
     return root.children
 
 

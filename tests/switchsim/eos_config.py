@@ -95,7 +95,7 @@ def keep_verbatim(config: EosConfig, mode: EosContext, tokens: list[str], raw: s
     return mode
 
 
-_BGP_BLOCKS = ("vrf", "vlan", "vlan-aware-bundle", "address-family")
+_BGP_BLOCKS = ("vrf", "vlan", "vlan-aware-bundle", "vpws", "address-family")
 # Words that both open global commands and are common inside sub-modes: typed in an
 # unmodeled sub-mode they stay there.
 _SUBMODE_WORDS = words(

@@ -27,7 +27,7 @@ from .eos_config import Grammar
 from .eos_model import EosConfig
 from .eos_profiles import EosProfile, eos_profile
 from .eos_render import running_config
-from .eos_view import config_from_state, parse_config, state_view
+from .eos_view import boot_config, config_from_state, parse_config, state_view
 from .model import SwitchState, default_state, eos_version_of
 from .replies import CliError
 from .spec import DeviceSpec
@@ -104,7 +104,12 @@ class EosDevice(Device):
         return state.model, state.nos_version, config_from_state(state)
 
     def _load(self, text: str) -> EosConfig:
-        return parse_config(text, self.profile.queue_kinds)
+        """A saved configuration, booted as EOS boots one: a line the platform refuses
+        is logged and skipped."""
+        config, refused = boot_config(text, self.profile.queue_kinds)
+        for line, reason in refused:
+            log.warning("%s: configuration line %r refused on boot: %s", self.name, line, reason)
+        return config
 
     def text(self, config: EosConfig) -> str:
         """``show running-config`` text of `config` on this device."""

@@ -185,6 +185,12 @@ class EosBgp:
     neighbors: dict[str, EosPeer] = field(default_factory=dict)
     families: dict[str, EosFamily] = field(default_factory=dict)
     extra: list[Block] = field(default_factory=list)
+    spelled: dict[int, str] = field(default_factory=dict)  # AS numbers entered in asdot
+
+    def shown(self, asn: int) -> str:
+        """An AS number as ``show running-config`` prints it: asdot under ``bgp asn
+        notation asdot``, else as it was entered."""
+        return asdot(asn) if self.asdot else self.spelled.get(asn, str(asn))
 
     def clone(self) -> EosBgp:
         """An independent copy."""
@@ -198,6 +204,7 @@ class EosBgp:
             {name: p.clone() for name, p in self.neighbors.items()},
             {name: f.clone() for name, f in self.families.items()},
             clone_all(self.extra),
+            dict(self.spelled),
         )
 
     def family(self, name: str) -> EosFamily:

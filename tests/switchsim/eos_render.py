@@ -25,7 +25,6 @@ from .eos_model import (
     EosInterface,
     EosPeer,
     QosSettings,
-    asn_text,
 )
 from .model import natural_key
 
@@ -160,12 +159,12 @@ def _activation_key(who: str) -> tuple[int, int, int, str]:
     return 0, version, value, ""
 
 
-def _peer_lines(who: str, peer: EosPeer, dotted: bool) -> list[str]:
+def _peer_lines(who: str, peer: EosPeer, bgp: EosBgp) -> list[str]:
     lines = []
     if peer.peer_group:
         lines.append(f"neighbor {who} peer group {peer.peer_group}")
     if peer.remote_as is not None:
-        lines.append(f"neighbor {who} remote-as {asn_text(peer.remote_as, dotted)}")
+        lines.append(f"neighbor {who} remote-as {bgp.shown(peer.remote_as)}")
     if peer.description:
         lines.append(f"neighbor {who} description {peer.description}")
     if peer.route_map_in:
@@ -186,10 +185,10 @@ def _bgp_lines(bgp: EosBgp) -> list[str]:
         body.append(f"maximum-paths {bgp.maximum_paths}{ecmp}")
     for name in sorted(bgp.peer_groups):
         body.append(f"neighbor {name} peer group")
-        body += _peer_lines(name, bgp.peer_groups[name], bgp.asdot)
+        body += _peer_lines(name, bgp.peer_groups[name], bgp)
     for address in sorted(bgp.neighbors, key=_peer_key):
-        body += _peer_lines(address, bgp.neighbors[address], bgp.asdot)
-    lines = [f"router bgp {asn_text(bgp.asn, bgp.asdot)}"] + [INDENT + line for line in body]
+        body += _peer_lines(address, bgp.neighbors[address], bgp)
+    lines = [f"router bgp {bgp.shown(bgp.asn)}"] + [INDENT + line for line in body]
     lines += render_all([b for b in bgp.extra if not b.children], 1)
     for name in ("ipv4", "ipv6"):
         family = _family_lines(bgp.families.get(name, EosFamily()))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from .eos_model import EosConfig, asn_text
+from .eos_model import EosConfig
 from .model import DeviceFacts
 
 
@@ -62,7 +62,7 @@ def bgp_summary_json(config: EosConfig, facts: DeviceFacts, version: int) -> dic
             "msgSent": 0,
             "inMsgQueue": 0,
             "outMsgQueue": 0,
-            "asn": asn_text(remote_as, bgp.asdot),
+            "asn": bgp.shown(remote_as),
             "prefixAccepted": 0,
             "prefixReceived": 0,
             "upDownTime": round(facts.boot_time, 3),
@@ -74,7 +74,7 @@ def bgp_summary_json(config: EosConfig, facts: DeviceFacts, version: int) -> dic
     vrf = {
         "vrf": "default",
         "routerId": bgp.router_id or "0.0.0.0",
-        "asn": asn_text(bgp.asn, bgp.asdot),
+        "asn": bgp.shown(bgp.asn),
         "peers": peers,
     }
     return {"vrfs": {"default": vrf}}
@@ -109,8 +109,8 @@ def bgp_neighbors_json(config: EosConfig) -> dict[str, Any]:
     for address, remote_as, route_map in _peers(config, None):
         entry: dict[str, Any] = {
             "peerAddress": address,
-            "asn": asn_text(remote_as, bgp.asdot),
-            "localAsn": asn_text(bgp.asn, bgp.asdot),
+            "asn": bgp.shown(remote_as),
+            "localAsn": bgp.shown(bgp.asn),
             "routerId": "0.0.0.0",
             "vrf": "default",
             "state": "Established",
@@ -132,13 +132,13 @@ def bgp_neighbors_vrfs_json(config: EosConfig, facts: DeviceFacts) -> dict[str, 
     for address, remote_as, (inbound, outbound) in _policies(config, None):
         entry: dict[str, Any] = {
             "peerAddress": address,
-            "asn": asn_text(remote_as, bgp.asdot),
+            "asn": bgp.shown(remote_as),
             "linkType": "internal" if remote_as == bgp.asn else "external",
             "routerId": "0.0.0.0",
             "vrf": "default",
             "state": "Established",
             "establishedTime": round(facts.now - facts.boot_time, 3),
-            "localAsn": asn_text(bgp.asn, bgp.asdot),
+            "localAsn": bgp.shown(bgp.asn),
             "updateGroupIndex": -1,
         }
         if inbound:

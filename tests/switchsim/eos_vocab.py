@@ -29,7 +29,7 @@ GLOBAL = words(
     """
     aaa action agent alias application arp banner bfd boot class-map clock cvx daemon dhcp
     dns dot1x email enable environment errdisable event-handler event-monitor flow
-    hardware hostname interface ip ipv6 lacp link-tracking lldp load-balance load-interval
+    hardware hostname interface ip ipv6 lacp link link-tracking lldp load-balance load-interval
     logging mac management match-list monitor mpls mlag multicast ntp patch peer-filter
     platform policy-map poe port-channel prefix-list priority-flow-control prompt ptp qos
     queue-monitor radius-server redundancy role route-map router service sflow snmp-server
@@ -43,7 +43,7 @@ GLOBAL = words(
 INTERFACE = words(
     """
     arp bfd carrier-delay channel-group dcbx description dhcp dot1q dot1x encapsulation
-    error-correction evpn flow flowcontrol hardware isis l2 l2-protocol lacp
+    error-correction evpn flow flowcontrol hardware isis l2 l2-protocol lacp link
     link-debounce link-tracking lldp load-interval logging mac mac-address mac-security
     mlag mpls mtu multicast ospfv3 phy pim poe priority-flow-control ptp sflow
     service-policy service-profile shape shutdown snmp spanning-tree speed storm-control
@@ -103,7 +103,7 @@ ROUTER_BGP = words(
     address-family aggregate-address bfd bgp default-metric distance dynamic graceful-restart
     graceful-restart-helper listen maximum-paths monitoring neighbor network
     next-hop-unchanged rd redistribute route-target router-id session shutdown timers ucmp update
-    vlan vlan-aware-bundle vrf comment
+    vlan vlan-aware-bundle vpws vrf comment
     """
 )
 """First keywords of ``router bgp`` commands (default VRF)."""
@@ -160,6 +160,8 @@ BLOCK_STARTERS = (
     "tap ",
     "traffic-policies",
     "policy ",
+    "link tracking group ",
+    "banner ",
 )
 """Global commands that open a sub-mode: typed interactively inside another
 unmodeled sub-mode they end it, as EOS finds them only in global mode."""
