@@ -15,7 +15,10 @@ reads the rest of the running config). What real EOS configurations hold:
   line under the family, its own router-level line, its peer group's router-level
   line (:meth:`BgpConfig.levels`).
 
-Observed per neighbour (IPv4 and IPv6 addresses): ``remote_as``; ``inbound_filter``
+An AS number that is not valid asplain or asdot is observed as its text: never a
+failure of the device, and a value plumb neither compares nor writes from (a change
+based on it is refused when its value is validated). Observed per neighbour (IPv4
+and IPv6 addresses): ``remote_as``; ``inbound_filter``
 and ``outbound_filter``, the route maps in force for the family of the neighbour's
 own address (``""``: none); and ``<family>_inbound_filter`` /
 ``<family>_outbound_filter`` for the other family when the neighbour (or its group)
@@ -52,6 +55,15 @@ def parse_asn(text: str) -> int:
     return high * 65536 + low
 
 
+def read_asn(text: str) -> int | str:
+    """An AS number as configured; text that is not one stays text (that field's
+    unknown: no value to compare, and nothing is written from it)."""
+    try:
+        return parse_asn(text)
+    except ValueError:
+        return text
+
+
 def format_asn(asn: int, asdot: bool) -> str:
     """``asn`` as the device writes it: asdot for 4-byte AS numbers when it uses asdot."""
     return f"{asn // 65536}.{asn % 65536}" if asdot and asn > 65535 else str(asn)
@@ -76,7 +88,7 @@ class Peer:
     """A neighbour or peer group as configured at router level (its own lines only)."""
 
     group: str | None = None
-    remote_as: int | None = None
+    remote_as: int | str | None = None
     route_map_in: str | None = None
     route_map_out: str | None = None
 
@@ -104,7 +116,7 @@ Level = tuple[str, str]
 class BgpConfig:
     """What plumb reads from ``router bgp``, with the structure a writer must keep."""
 
-    asn: int | None = None
+    asn: int | str | None = None
     asdot: bool = False
     router_id: str | None = None
     maximum_paths: int | None = None
@@ -119,7 +131,7 @@ class BgpConfig:
     def neighbours(self) -> list[str]:
         return sorted((p for p in self.peers if peer_address(p) is not None), key=_peer_order)
 
-    def remote_as(self, peer: str) -> int | None:
+    def remote_as(self, peer: str) -> int | str | None:
         own = self.peers[peer].remote_as
         return self.inherited(peer).remote_as if own is None else own
 
@@ -179,7 +191,7 @@ def _family(bgp: BgpConfig, name: str, block: Any) -> None:
 
 def read_bgp(bgp: BgpConfig, asn: str, block: Any) -> None:
     """The lines of ``router bgp ASN`` (and its ipv4/ipv6 address families) into ``bgp``."""
-    bgp.asn = parse_asn(asn)
+    bgp.asn = read_asn(asn)
     bgp.asdot = bgp.asdot or "." in asn
     for line, sub in _children(block).items():
         match line.split():
@@ -196,7 +208,7 @@ def read_bgp(bgp: BgpConfig, asn: str, block: Any) -> None:
             case ["neighbor", peer, "peer", "group", name] | ["neighbor", peer, "peer-group", name]:
                 bgp.peers.setdefault(peer, Peer()).group = name
             case ["neighbor", peer, "remote-as", remote]:
-                bgp.peers.setdefault(peer, Peer()).remote_as = parse_asn(remote)
+                bgp.peers.setdefault(peer, Peer()).remote_as = read_asn(remote)
             case ["neighbor", peer, "route-map", name, "in"]:
                 bgp.peers.setdefault(peer, Peer()).route_map_in = name
             case ["neighbor", peer, "route-map", name, "out"]:

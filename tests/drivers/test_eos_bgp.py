@@ -211,7 +211,7 @@ def test_the_device_report_wins_over_what_config_implies() -> None:
     data = json.loads((CORPUS / "anta-show-bgp-neighbors-vrf-all-rev2.json").read_text())
     reported = parse_bgp_peers(data)
     assert reported["10.100.0.8"] == ("RM-MLAG-PEER-IN", "RM-MLAG-PEER-OUT")
-    state = {
+    state: dict[str, Scalar] = {
         "bgp/neighbors/10.100.0.8/remote_as": 65000,
         "bgp/neighbors/10.100.0.8/inbound_filter": "FROM-CONFIG",
         "bgp/neighbors/10.9.9.9/remote_as": 65000,
@@ -241,3 +241,13 @@ def test_a_policy_under_the_family_changes_in_force_and_replans_empty(
     in_force = report["vrfs"]["default"]["peerList"][0]["routeMapInbound"]
     assert in_force == "RM-NEW"
     assert diff(desired, driver.observe(ref)) == []
+
+
+def test_an_as_number_that_is_not_one_is_that_fields_unknown() -> None:
+    """`remote-as 65555.100` or `router bgp 1.2.3` (no valid asdot) reads as its text,
+    never a failure of the device, and no change is written from it."""
+    text = "router bgp 1.2.3\n   neighbor 10.0.0.1 remote-as 65555.100\n!\n"
+    state = state_of(text)
+    assert (state["bgp/asn"], state["bgp/neighbors/10.0.0.1/remote_as"]) == ("1.2.3", "65555.100")
+    with pytest.raises(ConfigRejected, match="bgp/asn"):
+        lines_for(text, {"bgp/neighbors/10.0.0.1/remote_as": 65001})

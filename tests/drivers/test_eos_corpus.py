@@ -35,6 +35,7 @@ from reconciler.settings import Owned, Scalar, diff
 from tests.drivers.conftest import Switches
 from tests.drivers.eosboot import boot_eos
 from tests.switchsim.eos_blocks import Block, block_tree
+from tests.switchsim.eos_modes import interface_name
 from tests.switchsim.eos_profiles import eos_profile
 from tests.switchsim.eos_render import running_config
 from tests.switchsim.eos_view import boot_config
@@ -44,6 +45,7 @@ MANIFEST: list[dict[str, str]] = json.loads((CORPUS / "MANIFEST.json").read_text
 CONFIGS = [e for e in MANIFEST if e["kind"] == "running-config"]
 DEFAULT_PLATFORM = "eos-4.32"
 LICENCES = {"Apache-2.0", "MIT", "BSD-3-Clause"}
+ETHERNET = re.compile(r"^(?:ethernet|eth|et)\d+(?:/\d+)*$", re.IGNORECASE)
 PARSERS = {
     "show-version": parse_version,
     "show-interfaces": parse_interfaces,
@@ -93,10 +95,13 @@ def paths(blocks: list[Block], above: tuple[str, ...] = ()) -> set[tuple[str, ..
 
 def eos_spelling(line: str) -> str:
     """What EOS prints for a line it takes in another accepted form: the hyphenated
-    ``peer-group`` of a neighbour or group is printed ``peer group``."""
+    ``peer-group`` of a neighbour or group is printed ``peer group``, an abbreviated
+    Ethernet name (``Eth1``, ``ethernet1``) in full."""
     words = line.split()
     if words[:1] == ["neighbor"] and len(words) >= 3 and words[1] != "interface":
         return line.replace(" peer-group", " peer group", 1)
+    if len(words) == 2 and words[0] == "interface" and ETHERNET.match(words[1]):
+        return "interface " + interface_name(words[1])
     return line
 
 

@@ -319,7 +319,11 @@ def scripted(answers: dict[str, dict[str, str]]) -> EosDriver:
         ("show interfaces | json", json.dumps({"interfaces": {"Ethernet1": {}}}), "KeyError"),
         ("show version | json", json.dumps({"modelName": "x"}), "KeyError"),
         ("show version | json", json.dumps({"version": "beta"}), "release number"),
-        ("show running-config | json", json.dumps({"cmds": {"router bgp x": None}}), "Value"),
+        (
+            "show running-config | json",
+            json.dumps({"cmds": {"interface Ethernet1": {"cmds": {"mtu x": None}}}}),
+            "Value",
+        ),
         ("show lldp neighbors detail | json", "{", "not JSON"),
     ],
 )
