@@ -27,7 +27,8 @@ def words(text: str) -> frozenset[str]:
 
 GLOBAL = words(
     """
-    aaa action agent alias application arp banner bfd boot class-map clock cvx daemon dhcp
+    aaa action address agent alias application arp banner bfd boot class-map clock cvx daemon dhcp
+    dynamic group l2-protocol maintenance mcs track
     dns dot1x email enable environment errdisable event-handler event-monitor flow
     hardware hostname interface ip ipv6 lacp link link-tracking lldp load-balance load-interval
     logging mac management match-list monitor mpls mlag multicast ntp patch peer-filter
@@ -47,7 +48,7 @@ INTERFACE = words(
     link-debounce link-tracking lldp load-interval logging mac mac-address mac-security
     mlag mpls mtu multicast ospfv3 phy pim poe priority-flow-control ptp sflow
     service-policy service-profile shape shutdown snmp spanning-tree speed storm-control
-    switchport sync-e tap tool traffic-engineering traffic-loopback traffic-policy
+    switchport sync-e tap tcp tool traffic-engineering traffic-loopback traffic-policy
     transceiver tx-queue uc-tx-queue mc-tx-queue unidirectional vmtracer vrf vrrp vxlan
     bgp comment
     """
@@ -162,6 +163,12 @@ BLOCK_STARTERS = (
     "policy ",
     "link tracking group ",
     "banner ",
+    "maintenance",
+    "l2-protocol",
+    "address locking",
+    "dynamic prefix-list ",
+    "group ",
+    "mcs ",
 )
 """Global commands that open a sub-mode: typed interactively inside another
 unmodeled sub-mode they end it, as EOS finds them only in global mode."""
