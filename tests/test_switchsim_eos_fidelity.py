@@ -263,3 +263,39 @@ def test_text_blocks_and_dotted_as_numbers_come_back_as_given() -> None:
     assert refused == []
     assert paths(config) - paths(text) == set()
     assert "banner motd\nAuthorised use only\n  second line\nEOF\n" in text
+
+
+def test_default_forms_of_modeled_settings_are_kept_until_a_value_is_set() -> None:
+    """`show running-config all` states defaults (`no mtu`, `no description`, `no ip
+    address`, `no router-id`, `bgp asn notation asplain`): a booted configuration keeps
+    them, and a value set later replaces the default form."""
+    config = (
+        "interface Ethernet1\n   no description\n   no mtu\n   no switchport\n"
+        "   no ip address\n   no service-profile\n!\n"
+        "router bgp 65000\n   bgp asn notation asplain\n   no router-id\n!\n"
+    )
+    booted, refused = boot_config(config, eos_profile(TOMAHAWK).queue_kinds)
+    assert refused == []
+    assert paths(config) - paths(running_config(booted, "DCS-7060X6-64PE", "4.33.1F")) == set()
+    from tests.switchsim.eos_config import apply_line
+    from tests.switchsim.eos_modes import GLOBAL
+
+    context = GLOBAL
+    for line in ["interface Ethernet1", "mtu 9000", "router bgp 65000", "router-id 10.0.0.1"]:
+        context, _ = apply_line(booted, context, line)
+    shown = paths(running_config(booted, "DCS-7060X6-64PE", "4.33.1F"))
+    assert ("interface Ethernet1", "mtu 9000") in shown
+    assert ("interface Ethernet1", "no mtu") not in shown
+    assert ("router bgp 65000", "no router-id") not in shown
+    assert ("interface Ethernet1", "no description") in shown
+
+
+def test_interface_defaults_give_routed_ports_their_mtu(sim: SwitchSim) -> None:
+    """`interface defaults` / `mtu 9214` is the L3 MTU `show interfaces` reports for a routed
+    port without its own `mtu` line."""
+    name = boot(
+        sim, "interface defaults\n   mtu 9214\n!\ninterface Ethernet1\n   no switchport\n!\n"
+    )
+    with connect(sim, name) as conn:
+        ports = show_json(conn, "show interfaces | json")["interfaces"]
+    assert ports["Ethernet1"]["mtu"] == 9214

@@ -24,7 +24,7 @@ import ipaddress
 
 from .eos_blocks import add_line, negate
 from .eos_config import keep_verbatim
-from .eos_model import EosBgp, EosConfig, EosFamily, EosPeer
+from .eos_model import EosBgp, EosConfig, EosFamily, EosPeer, state_default
 from .eos_modes import GLOBAL, NOT_HERE, ROUTER_BGP, EosContext, incomplete, number
 from .eos_vocab import ADDRESS_FAMILY, NEIGHBOR, known, words
 from .eos_vocab import ROUTER_BGP as ROUTER_BGP_WORDS
@@ -109,13 +109,32 @@ def _peer(bgp: EosBgp, token: str, create: bool = True) -> EosPeer:
     return bgp.neighbors[key]
 
 
-def bgp_line(config: EosConfig, mode: EosContext, tokens: list[str], raw: str) -> object:
-    """One line in ``router bgp`` or ``address-family`` mode."""
+def bgp_line(
+    config: EosConfig, mode: EosContext, tokens: list[str], raw: str, loading: bool = False
+) -> object:
+    """One line in ``router bgp`` or ``address-family`` mode (`loading`: from a saved
+    configuration rather than typed)."""
     bgp = config.bgp
     if bgp is None:  # removed by a line that fell through to global mode
         return NOT_HERE
     if mode.kind == "address-family":
         return _family_line(config, bgp, mode, tokens, raw)
+    result = _router_line(config, bgp, mode, tokens, raw)
+    if result is mode:
+        state_default(bgp.stated, " ".join(tokens), BGP_DEFAULTS, loading)
+    return result
+
+
+BGP_DEFAULTS = {
+    "no router-id": "router-id",
+    "no maximum-paths": "maximum-paths",
+    "bgp asn notation asplain": "bgp asn notation asdot",
+}
+
+
+def _router_line(
+    config: EosConfig, bgp: EosBgp, mode: EosContext, tokens: list[str], raw: str
+) -> object:
     match tokens:
         case ["bgp", "asn", "notation", ("asdot" | "asplain") as notation]:
             bgp.asdot = notation == "asdot"

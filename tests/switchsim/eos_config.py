@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 
 from .eos_blocks import Block, add_line, negate
-from .eos_model import EosConfig, EosInterface, QosSettings, RouteMapEntry
+from .eos_model import EosConfig, EosInterface, QosSettings, RouteMapEntry, state_default
 from .eos_modes import (
     GLOBAL,
     INTERFACE_MTU,
@@ -70,7 +70,7 @@ def apply_line(
         elif mode.kind == "route-map":
             result = _route_map_line(config, mode, tokens, raw)
         elif mode.kind in ("router-bgp", "address-family"):
-            result = bgp_line(config, mode, tokens, raw)
+            result = bgp_line(config, mode, tokens, raw, grammar.create_interfaces)
         else:
             result = _global_line(config, tokens, raw, grammar)
         if isinstance(result, tuple):
@@ -216,7 +216,27 @@ def _profile_line(
     return result
 
 
+PORT_DEFAULTS = {
+    "no mtu": "mtu",
+    "no l2 mtu": "l2 mtu",
+    "no description": "description",
+    "no ip address": "ip address",
+    "no ipv6 address": "ipv6 address",
+    "no service-profile": "service-profile",
+}
+
+
 def _interface_line(
+    config: EosConfig, mode: EosContext, tokens: list[str], raw: str, grammar: Grammar
+) -> object:
+    result = _port_line(config, mode, tokens, raw, grammar)
+    if result is not NOT_HERE:
+        stated = config.interfaces[mode.name].stated
+        state_default(stated, " ".join(tokens), PORT_DEFAULTS, grammar.create_interfaces)
+    return result
+
+
+def _port_line(
     config: EosConfig, mode: EosContext, tokens: list[str], raw: str, grammar: Grammar
 ) -> object:
     port = config.interfaces[mode.name]

@@ -93,6 +93,7 @@ class EosInterface:
     qos: QosSettings = field(default_factory=QosSettings)
     extra: list[Block] = field(default_factory=list)
     switchport_line: bool = False  # ``switchport`` stated (AVD and EOS 4.3x print it)
+    stated: list[str] = field(default_factory=list)  # ``no mtu``... as `show ... all` prints
 
     def clone(self) -> EosInterface:
         """An independent copy."""
@@ -107,6 +108,7 @@ class EosInterface:
             self.qos.clone(),
             clone_all(self.extra),
             self.switchport_line,
+            list(self.stated),
         )
 
     def lag_member(self) -> bool:
@@ -186,6 +188,7 @@ class EosBgp:
     families: dict[str, EosFamily] = field(default_factory=dict)
     extra: list[Block] = field(default_factory=list)
     spelled: dict[int, str] = field(default_factory=dict)  # AS numbers entered in asdot
+    stated: list[str] = field(default_factory=list)  # ``no router-id``... stated defaults
 
     def shown(self, asn: int) -> str:
         """An AS number as ``show running-config`` prints it: asdot under ``bgp asn
@@ -205,6 +208,7 @@ class EosBgp:
             {name: f.clone() for name, f in self.families.items()},
             clone_all(self.extra),
             dict(self.spelled),
+            list(self.stated),
         )
 
     def family(self, name: str) -> EosFamily:
@@ -263,6 +267,17 @@ class EosConfig:
             clone_all(self.extra),
         )
 
+    def default_l3_mtu(self) -> int:
+        """The L3 MTU of a routed port without ``mtu``: ``interface defaults`` ``mtu N``
+        where configured, else 1500."""
+        for block in self.extra:
+            if block.line == "interface defaults":
+                for line in block.children:
+                    words = line.line.split()
+                    if len(words) == 2 and words[0] == "mtu" and words[1].isdigit():
+                        return int(words[1])
+        return L3_MTU_DEFAULT
+
     def effective_qos(self, port: EosInterface) -> QosSettings:
         """The port's PFC/ECN settings: its service profile, overridden by its own lines."""
         profile = self.qos_profiles.get(port.service_profile or "")
@@ -274,6 +289,21 @@ class EosConfig:
         merged.no_drop = (merged.no_drop - port.qos.drop) | port.qos.no_drop
         merged.queues.update(port.qos.queues)
         return merged
+
+
+def state_default(stated: list[str], line: str, defaults: dict[str, str], loading: bool) -> None:
+    """Track a modeled setting stated in its default form in a loaded configuration
+    (``no mtu``, as ``show running-config all`` prints it): kept while the setting
+    stays default, dropped once a value is set (`defaults`: default-form line -> the
+    words a value line starts with).  Typed at the CLI, the default form is just the
+    default, which ``show running-config`` does not print."""
+    if line in defaults:
+        if loading and line not in stated:
+            stated.append(line)
+        return
+    for default, words in defaults.items():
+        if line == words or line.startswith(words + " "):
+            stated[:] = [s for s in stated if s != default]
 
 
 def asdot(asn: int) -> str:

@@ -104,6 +104,7 @@ def _interface_lines(port: EosInterface) -> list[str]:
     lines += [f"ipv6 address {address}" for address in port.ipv6]
     if port.service_profile:
         lines.append(f"service-profile {port.service_profile}")
+    lines += port.stated
     single = [block for block in port.extra if not block.children]
     nested = [block for block in port.extra if block.children]
     return (
@@ -175,7 +176,7 @@ def _peer_lines(who: str, peer: EosPeer, bgp: EosBgp) -> list[str]:
 
 
 def _bgp_lines(bgp: EosBgp) -> list[str]:
-    body = []
+    body = list(bgp.stated)
     if bgp.asdot:
         body.append("bgp asn notation asdot")
     if bgp.router_id:

@@ -18,7 +18,7 @@ import ipaddress
 import re
 from typing import Any
 
-from .eos_model import L2_MTU_DEFAULT, L3_MTU_DEFAULT, EosConfig
+from .eos_model import L2_MTU_DEFAULT, EosConfig
 from .model import DeviceFacts, natural_key
 
 LLDP_TTL = 120
@@ -112,7 +112,7 @@ def interfaces_json(config: EosConfig, facts: DeviceFacts) -> dict[str, Any]:
                 }
             )
         if routed:
-            mtu = L3_MTU_DEFAULT if port.mtu is None else port.mtu
+            mtu = config.default_l3_mtu() if port.mtu is None else port.mtu
         else:
             mtu = L2_MTU_DEFAULT if port.l2_mtu is None else port.l2_mtu
         mac = facts.port_mac(index)

@@ -88,7 +88,7 @@ def state_view(config: EosConfig, model: str, version: str) -> SwitchState:
                 probability = thresholds.probability or ECN_DEFAULT_PROBABILITY
                 ecn[queue] = EcnQueue(kilobytes[0], kilobytes[1], probability)
         interfaces[name] = InterfaceState(
-            mtu=L3_MTU_DEFAULT if port.mtu is None else port.mtu,
+            mtu=config.default_l3_mtu() if port.mtu is None else port.mtu,
             description=port.description,
             ipv4=None if port.switchport else port.ipv4,
             pfc_priorities=sorted(qos.no_drop) if qos.pfc else [],
