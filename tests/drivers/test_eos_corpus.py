@@ -111,16 +111,19 @@ def platform(entry: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("entry", CONFIGS, ids=entry_id)
 def test_the_simulator_boots_every_configuration_verbatim(entry: dict[str, str]) -> None:
-    """No line is refused, and every line comes back in `show running-config` as given,
-    in the mode it was given in."""
+    """No line is refused, every line comes back in `show running-config` as given, in
+    the mode it was given in, and that text boots to itself (what a restart restores)."""
     profile = eos_profile(platform(entry))
     config, refused = boot_config(text_of(entry), profile.queue_kinds)
     assert refused == []
     given = {
         tuple(eos_spelling(line) for line in path) for path in paths(block_tree(text_of(entry)))
     }
-    shown = paths(block_tree(running_config(config, profile.model, profile.version)))
+    text = running_config(config, profile.model, profile.version)
+    shown = paths(block_tree(text))
     assert given - shown == set()
+    again, refused = boot_config(text, profile.queue_kinds)
+    assert refused == [] and running_config(again, profile.model, profile.version) == text
 
 
 OWNED_IN_PORT = re.compile(
