@@ -26,7 +26,13 @@ _BYTE_UNITS = ("bytes", "kbytes", "mbytes")
 
 
 def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | None:
-    if observed.get(f"interfaces/{port}/mode") != "switched":
+    mode = observed.get(f"interfaces/{port}/mode")
+    if mode == "lag-member" and field in ("mtu", "address"):
+        return (
+            f"{port} is a Port-Channel member (channel-group): its {field} is the "
+            "Port-Channel's, which plumb does not manage"
+        )
+    if mode != "switched":
         return None
     if field == "mtu":
         return (
@@ -42,10 +48,17 @@ def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | N
 
 
 def _ecn_rule(queue: str, observed: Mapping[str, Scalar]) -> str | None:
+    if not any(p.startswith("interfaces/") and p.endswith("/mode") for p in observed):
+        return "the switch reports no Ethernet port to configure ECN on"
     units = str(observed.get(f"qos/ecn/{queue}/threshold_unit") or "").split(",")
     other = [u for u in units if u and u not in _BYTE_UNITS]
     if not other:
         return None
+    if "unreadable" in other:
+        return (
+            f"a `random-detect ecn` line of queue {queue} is not one plumb can read; plumb "
+            "does not replace what it cannot compare"
+        )
     return (
         f"queue {queue}'s ECN thresholds are configured in {', '.join(other)}, which have "
         "no size in kbytes to compare with; plumb does not silently replace them"

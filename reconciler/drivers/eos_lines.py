@@ -15,11 +15,20 @@ The device's structure is kept:
   uses (``uc-tx-queue`` or ``tx-queue``);
 * a PFC priority a port inherits from its profile is turned off on the port
   (``priority-flow-control priority P drop``), never in the shared profile;
+* an ECN line is written whole, ``max-mark-probability`` always stated (no reliance
+  on an unverified default) and the line's other options (``weight N``) repeated, as
+  EOS resets what a re-entered line leaves out;
 * AS numbers are written in the device's notation (asdot or asplain);
-* a neighbour's ``remote-as`` or inbound route map equal to what its peer group
-  gives is inherited (a per-neighbour line that restated it is removed, none is
-  added); a different value overrides it on the neighbour, never on the peer group,
-  which other neighbours share. Clearing a route map a peer group gives is refused.
+* a neighbour's ``remote-as`` equal to what its peer group gives is inherited (a
+  per-neighbour line that restated it is removed, none is added); a different value
+  overrides it on the neighbour, never on the peer group, which other neighbours
+  share;
+* an IPv4 neighbour's inbound route map is written where the one in force lives
+  (:meth:`~reconciler.drivers.eos_bgp_parse.BgpConfig.levels`): its own line under
+  ``address-family ipv4`` is replaced there; over its peer group's line under the
+  family it is overridden on the neighbour under the family (a router-level line
+  would not be in force); else at router level as before. Clearing a route map a
+  peer group gives is refused.
 
 PFC headroom and xoff threshold have no EOS command and are refused (see
 :mod:`~reconciler.drivers.eos_caps`). ``system/nos_version`` is not a session line:
@@ -30,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reconciler.drivers.eos_parse import EosConfig, format_asn, natural
+from reconciler.drivers.eos_parse import Ecn, EosConfig, format_asn, natural
 from reconciler.drivers.safevalues import ECN_FIELDS, SafeValues, Setting
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Scalar
@@ -39,6 +48,7 @@ PORT_KINDS = ("mtu", "address", "pfc_priorities")
 BGP_KINDS = ("asn", "router_id", "maximum_paths", "remote_as", "inbound_filter")
 UNRENDERED = ("pfc_headroom_kb", "pfc_xoff_kb")
 MAX_L3_MTU = 9214  # EOS's `mtu` takes 68-9214
+WORD = (0, 65535)  # numeric option values of an ECN line (weight 0-15)
 
 
 class Renderer:
@@ -111,7 +121,9 @@ class Renderer:
 
     # -- fleet-wide ECN ------------------------------------------------------------------
 
-    def _ecn_line(self, queue: int, changed: Mapping[str, Setting]) -> str:
+    def _ecn_line(
+        self, queue: int, changed: Mapping[str, Setting], options: tuple[tuple[str, str], ...]
+    ) -> str:
         kmin, kmax, pmax = (self._after(f"qos/ecn/{queue}/{f}", changed) for f in ECN_FIELDS)
         if kmin is None and kmax is None and pmax is None:
             return "no random-detect ecn"
@@ -121,9 +133,14 @@ class Renderer:
             )
         if kmin > kmax:
             raise ConfigRejected(self.device, f"qos/ecn/{queue}: kmin_kb {kmin} > kmax_kb")
+        field = f"qos/ecn/{queue}"
+        kept = "".join(
+            f" {self.values.keyword(name, field)} {self.values.number_token(value, field, WORD)}"
+            for name, value in options
+        )
         return (
             f"random-detect ecn minimum-threshold {kmin} kbytes "
-            f"maximum-threshold {kmax} kbytes max-mark-probability {pmax}"
+            f"maximum-threshold {kmax} kbytes max-mark-probability {pmax}{kept}"
         )
 
     def _ecn(
@@ -137,18 +154,36 @@ class Renderer:
         profile = self.config.shared_profile()
         out: list[str] = []
         for queue in queues:
-            line = self._ecn_line(queue, changed)
-            word = self.config.queue_word(queue)
+            word = self.config.queue_word(queue, str(self.before.get("system/model") or ""))
             if profile is not None:
+                line = self._ecn_line(queue, changed, self._profile_options(profile, queue))
                 out += [f"qos profile {profile}", f"{word} {queue}", line]
             for port in self.ports:
                 config = self.config.ports[port]
                 own = config.queue_words.get(queue, word)
                 if profile is None:
+                    mine = config.ecn.get(queue)
+                    line = self._ecn_line(queue, changed, () if mine is None else mine.options)
                     per_port.setdefault(port, []).extend([f"{own} {queue}", line])
                 elif queue in config.ecn:
                     per_port.setdefault(port, []).extend([f"{own} {queue}", "no random-detect ecn"])
         return out
+
+    def _profile_options(self, profile: str, queue: int) -> tuple[tuple[str, str], ...]:
+        """The options the profile's line carries, else those of the port lines it takes
+        over (which must agree: plumb does not choose between them)."""
+        own: Ecn | None = self.config.profiles[profile].ecn.get(queue)
+        if own is not None:
+            return own.options
+        found = {ecn.options for p in self.ports if (ecn := self.config.ports[p].ecn.get(queue))}
+        if len(found) > 1:
+            raise ConfigRejected(
+                self.device,
+                f"qos/ecn/{queue}: the ports' ECN lines carry different options "
+                f"({' / '.join(sorted(' '.join(map(' '.join, o)) or '-' for o in found))}); "
+                "plumb does not choose one for the shared qos profile",
+            )
+        return found.pop() if found else ()
 
     # -- QoS maps and BGP ----------------------------------------------------------------
 
@@ -164,7 +199,7 @@ class Renderer:
         return out
 
     def _asn(self, asn: int | str | None) -> str:
-        return format_asn(int(asn or 0), self.config.asdot)
+        return format_asn(int(asn or 0), self.config.bgp.asdot)
 
     def _bgp(self, settings: Sequence[Setting]) -> list[str]:
         if not settings:
@@ -192,43 +227,57 @@ class Renderer:
                 )
         removed = {s.subject for s in settings if s.kind == "remote_as" and s.value is None}
         out += [self._remote_as(s) for s in settings if s.kind == "remote_as"]
-        out += [
-            line
-            for s in settings
-            if s.kind == "inbound_filter" and s.subject not in removed
-            for line in self._route_map(s)
-        ]
-        return out
-
-    def _group(self, peer: str) -> tuple[str | None, int | None, str | None]:
-        """The peer group of ``peer`` and what it gives (remote-as, route map in)."""
-        if peer not in self.config.peers:
-            return None, None, None
-        group = self.config.inherited(peer)
-        return self.config.peers[peer].group, group.remote_as, group.route_map_in
+        family: list[str] = []
+        for setting in settings:
+            if setting.kind == "inbound_filter" and setting.subject not in removed:
+                router, block = self._route_map(setting)
+                out += router
+                family += block
+        return out + (["address-family ipv4", *family] if family else [])
 
     def _remote_as(self, setting: Setting) -> str:
         peer, value = setting.subject, setting.value
         if value is None:
             return f"no neighbor {peer}"
-        _, inherited, _ = self._group(peer)
+        bgp = self.config.bgp
+        inherited = bgp.inherited(peer).remote_as if peer in bgp.peers else None
         if inherited == value:
             return f"no neighbor {peer} remote-as"
         return f"neighbor {peer} remote-as {self._asn(value)}"
 
-    def _route_map(self, setting: Setting) -> list[str]:
-        peer, name = setting.subject, setting.value
-        group, _, inherited = self._group(peer)
-        if name and name != inherited:
-            return [f"neighbor {peer} route-map {name} in"]
-        if inherited and not name:
-            raise ConfigRejected(
-                self.device,
-                f"{setting.path}: route map {inherited} comes from peer group {group}; "
-                "clearing it would change every member of the group",
+    def _route_map(self, setting: Setting) -> tuple[list[str], list[str]]:
+        """(router-level lines, ``address-family ipv4`` lines) putting ``setting``'s
+        inbound route map in force, written where the one in force is configured."""
+        peer, name = setting.subject, str(setting.value or "")
+        levels = list(self.config.bgp.levels(peer, "ipv4", "in"))
+        own = {where: value for (where, who), value in levels if who == peer}
+        held = [(where, who, value) for (where, who), value in levels if value]
+        if not name:
+            given = [(who, value) for _where, who, value in held if who != peer]
+            if given:
+                who, value = given[0]
+                raise ConfigRejected(
+                    self.device,
+                    f"{setting.path}: route map {value} comes from peer group {who}; "
+                    "clearing it would change every member of the group",
+                )
+            router, block = own.get("router"), own.get("address-family ipv4")
+            return (
+                [f"no neighbor {peer} route-map {router} in"] if router else [],
+                [f"no neighbor {peer} route-map {block} in"] if block else [],
             )
-        own = self.config.peers[peer].route_map_in if peer in self.config.peers else None
-        return [f"no neighbor {peer} route-map {own} in"] if own else []
+        line = f"neighbor {peer} route-map {name} in"
+        if not held:
+            return [line], []
+        where, who, value = held[0]
+        if where.startswith("address-family"):
+            return [], ([] if value == name else [line])
+        if who != peer:  # the group's router-level route map is in force
+            return ([] if value == name else [line]), []
+        below = next((v for _w, p, v in held[1:] if p != peer), None)
+        if below == name:  # the group gives it: inherit instead of restating
+            return [f"no neighbor {peer} route-map {value} in"], []
+        return [line], []
 
 
 def render_session(

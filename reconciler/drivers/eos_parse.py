@@ -19,15 +19,18 @@ What real EOS configurations hold, and how it is read:
   kbytes or mbytes (kbytes, rounded up) or in segments or milliseconds, which have no
   byte size: those observe ``kmin_kb``/``kmax_kb`` as None and report the unit in
   ``qos/ecn/<q>/threshold_unit`` (every unit the ports use, comma-separated; the
-  capability rule refuses to overwrite thresholds it cannot compare). A
-  line without ``max-mark-probability`` marks with EOS's default, 100 %. PFC
-  priorities count only where PFC is on. plumb's intent holds ECN once per switch:
-  it is observed as the value every Ethernet port shares, None when they disagree.
+  capability rule refuses to overwrite thresholds it cannot compare; a line plumb
+  cannot read at all reports ``unreadable``). A line without
+  ``max-mark-probability`` observes ``pmax_percent`` as None: plumb relies on no
+  unverified default and writes the value explicitly. The line's other options
+  (``weight N``) are kept for the writer, which repeats them. PFC priorities count
+  only where PFC is on. plumb's intent holds ECN once per switch: it is observed as
+  the value every Ethernet port shares, None when they disagree.
+* **Port-Channel members** (``channel-group``; ``show interfaces``
+  ``forwardingModel: dataLink``) are observed with mode ``lag-member``.
 * **DSCP maps** may group several code points and end with ``drop-precedence N``.
-* **BGP.** ``router bgp`` in asplain or asdot (``65101.65101``); neighbours inherit
-  ``remote-as`` and ``route-map ... in`` from their peer group (``neighbor X peer
-  group G`` or the older ``peer-group G``); peer-group names are not neighbours.
-  IPv6 neighbours are reported (``remote_as`` only) and never written.
+* **BGP** is read by :mod:`~reconciler.drivers.eos_bgp_parse` (peer groups, address
+  families, the route maps in force).
 * **Version.** ``4.30.0F-31408673.4300F (engineering build)`` is ``4.30.0F`` in
   ``system/nos_version``; the full text is ``system/nos_build``.
 
@@ -38,26 +41,31 @@ unexpected shape raises :class:`UnexpectedOutput` for that device only.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.drivers.eos_bgp_parse import (
+    BgpConfig,
+    bgp_state,
+    format_asn,
+    parse_asn,
+    read_bgp,
+    reported_policies,
+)
 from reconciler.errors import DeviceError
 from reconciler.settings import Scalar
 
+__all__ = ["format_asn", "parse_asn"]
+
 Tree = Mapping[str, Any]
-ECN_LINE = re.compile(
-    r"^random-detect ecn minimum-threshold (\d+) (\w+) maximum-threshold (\d+) (\w+)"
-    r"(?: max-mark-probability (\d+))?(?: weight (\d+))?$"
-)
+ECN_START = "random-detect ecn minimum-threshold "
 _BYTES = {"bytes": 1, "kbytes": 1024, "mbytes": 1024 * 1024}
 UNITS = (*_BYTES, "segments", "milliseconds")
-DEFAULT_MARK_PERCENT = 100
+UNREADABLE = "unreadable"
 DEFAULT_L3_MTU = 1500
 _VERSION = re.compile(r"^\d+(?:\.\d+)+[A-Za-z]*")
-_ASDOT = re.compile(r"^(\d+)\.(\d+)$")
 _WRITABLE = re.compile(
     r"^(?:system/nos_version|interfaces/Ethernet[0-9/]+/(?:mtu|address|pfc_priorities)|qos/dscp/\d+"
     r"|qos/ecn/\d/(?:kmin_kb|kmax_kb|pmax_percent)|bgp/(?:asn|router_id|maximum_paths)"
@@ -84,32 +92,19 @@ def common(values: list[Any]) -> Any:
     return values[0]
 
 
+# Trident and Tomahawk fixed and modular series: transmit queues are uc-tx-queue /
+# mc-tx-queue there, tx-queue on the Arad/Jericho (7280R, 7500R, 7800R) series.
+_UNICAST_QUEUE_MODELS = re.compile(r"^DCS-7(?:010|050|060|250|260|300|320|358|368|388)")
+
+
+def unicast_queues(model: str) -> bool:
+    """Whether the platform names its transmit queues ``uc-tx-queue``."""
+    return _UNICAST_QUEUE_MODELS.match(model) is not None
+
+
 def writable(path: str) -> bool:
     """Whether plumb writes ``path`` on EOS (everything else is reported only)."""
     return _WRITABLE.match(path) is not None
-
-
-def parse_asn(text: str) -> int:
-    """An AS number in asplain (``4259905613``) or asdot (``65001.65101``)."""
-    dotted = _ASDOT.match(text)
-    if dotted is None:
-        return int(text)
-    high, low = int(dotted.group(1)), int(dotted.group(2))
-    if high > 65535 or low > 65535:
-        raise ValueError(f"AS number {text!r} is not valid asdot")
-    return high * 65536 + low
-
-
-def format_asn(asn: int, asdot: bool) -> str:
-    """``asn`` as the device writes it: asdot for 4-byte AS numbers when it uses asdot."""
-    return f"{asn // 65536}.{asn % 65536}" if asdot and asn > 65535 else str(asn)
-
-
-def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        return None
 
 
 # -- show version / show interfaces / sessions --------------------------------------------
@@ -147,12 +142,15 @@ def parse_interfaces(data: Mapping[str, Any]) -> dict[str, Scalar]:
             if primary.get("address") not in (None, "0.0.0.0"):
                 address = f"{primary['address']}/{primary['maskLen']}"
                 break
-        routed = port.get("forwardingModel", "routed") == "routed"
-        out[f"interfaces/{name}/mode"] = "routed" if routed else "switched"
+        model = port.get("forwardingModel", "routed")
+        out[f"interfaces/{name}/mode"] = _MODES.get(model, "switched")
         out[f"interfaces/{name}/mtu"] = int(port["mtu"])
         out[f"interfaces/{name}/address"] = address
         out[f"interfaces/{name}/description"] = str(port.get("description", ""))
     return out
+
+
+_MODES = {"routed": "routed", "dataLink": "lag-member"}
 
 
 def timed_sessions(data: Mapping[str, Any]) -> list[str]:
@@ -176,12 +174,14 @@ def timed_sessions(data: Mapping[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class Ecn:
-    """One queue's ECN thresholds as configured (kbytes None: not in bytes)."""
+    """One queue's ECN thresholds as configured (kbytes None: not in bytes; percent None:
+    not stated), and the line's other options, which a rewrite repeats."""
 
     kmin_kb: int | None
     kmax_kb: int | None
-    pmax_percent: int
+    pmax_percent: int | None
     unit: str = field(compare=False)  # 200 kbytes and 204800 bytes are the same threshold
+    options: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # (weight, 0)
 
 
 @dataclass
@@ -200,15 +200,7 @@ class PortConfig(QosBlock):
     mtu: int | None = None
     address: str | None = None
     profile: str | None = None
-
-
-@dataclass
-class Peer:
-    """A BGP neighbour or peer group as configured (its own lines only)."""
-
-    group: str | None = None
-    remote_as: int | None = None
-    route_map_in: str | None = None
+    lag: bool = False  # a ``channel-group`` member
 
 
 @dataclass
@@ -220,11 +212,7 @@ class EosConfig:
     ports: dict[str, PortConfig] = field(default_factory=dict)
     profiles: dict[str, QosBlock] = field(default_factory=dict)
     dscp: dict[int, int] = field(default_factory=dict)
-    asn: int | None = None
-    asdot: bool = False
-    router_id: str | None = None
-    maximum_paths: int | None = None
-    peers: dict[str, Peer] = field(default_factory=dict)  # addresses and group names
+    bgp: BgpConfig = field(default_factory=BgpConfig)
 
     def profile_of(self, port: str) -> QosBlock:
         name = self.ports[port].profile
@@ -235,11 +223,15 @@ class EosConfig:
         name = common([p.profile for p in self.ports.values()])
         return name if isinstance(name, str) and name in self.profiles else None
 
-    def queue_word(self, queue: int) -> str:
-        """The queue keyword this device uses for ``queue`` (``tx-queue`` by default)."""
+    def queue_word(self, queue: int, model: str = "") -> str:
+        """The queue keyword this device uses for ``queue``: as its config has it, else
+        by platform (``uc-tx-queue`` on Trident and Tomahawk models, ``tx-queue`` on
+        the others)."""
         blocks = [*self.profiles.values(), *self.ports.values()]
         words = [b.queue_words[queue] for b in blocks if queue in b.queue_words]
         words = words or [w for b in blocks for w in b.queue_words.values()]
+        if not words:
+            return "uc-tx-queue" if unicast_queues(model) else "tx-queue"
         return "uc-tx-queue" if "uc-tx-queue" in words else "tx-queue"
 
     def pfc_on(self, port: str) -> bool:
@@ -259,27 +251,6 @@ class EosConfig:
         merged = self.profile_of(port).priorities | self.ports[port].priorities
         return sorted(p for p, lossless in merged.items() if lossless)
 
-    def inherited(self, peer: str) -> Peer:
-        """The peer group ``peer`` belongs to (an empty one when none)."""
-        group = self.peers[peer].group
-        return self.peers.get(group, Peer()) if group else Peer()
-
-    def neighbours(self) -> list[str]:
-        return sorted((p for p in self.peers if _ip(p) is not None), key=_peer_order)
-
-    def remote_as(self, peer: str) -> int | None:
-        own = self.peers[peer].remote_as
-        return self.inherited(peer).remote_as if own is None else own
-
-    def route_map_in(self, peer: str) -> str | None:
-        own = self.peers[peer].route_map_in
-        return self.inherited(peer).route_map_in if own is None else own
-
-
-def _peer_order(peer: str) -> tuple[int, int]:
-    address = ipaddress.ip_address(peer)
-    return address.version, int(address)
-
 
 def _children(block: Any) -> Mapping[str, Any]:
     if isinstance(block, Mapping):
@@ -295,16 +266,25 @@ def _kb(number: str, unit: str) -> int | None:
 
 
 def parse_ecn(line: str) -> Ecn | None:
-    """One ``random-detect ecn minimum-threshold ...`` line, or None if it is not one."""
-    found = ECN_LINE.match(line)
-    if found is None:
+    """One ``random-detect ecn minimum-threshold ...`` line (None if it is not one); a
+    line of that command plumb cannot read is an :data:`UNREADABLE` unit, never an
+    error."""
+    if not line.startswith(ECN_START):
         return None
-    low, low_unit, high, high_unit, pmax, _ = found.groups()
-    if low_unit not in UNITS or high_unit not in UNITS:
-        raise ValueError(f"unknown ECN threshold unit in {line!r}")
+    words = line.split()[3:]
+    unreadable = Ecn(None, None, None, UNREADABLE)
+    if len(words) < 5 or words[2] != "maximum-threshold" or len(words) % 2 == 0:
+        return unreadable
+    low, low_unit, _, high, high_unit, *rest = words
+    pairs = [(rest[i], rest[i + 1]) for i in range(0, len(rest), 2)]
+    known = low_unit in UNITS and high_unit in UNITS and low.isdigit() and high.isdigit()
+    if not known or any(not value.isdigit() for _, value in pairs):
+        return unreadable
+    percent = dict(pairs).get("max-mark-probability")
+    options = tuple(p for p in pairs if p[0] != "max-mark-probability")
     unit = low_unit if low_unit == high_unit else f"{low_unit},{high_unit}"
-    percent = DEFAULT_MARK_PERCENT if pmax is None else int(pmax)
-    return Ecn(_kb(low, low_unit), _kb(high, high_unit), percent, unit)
+    pmax = None if percent is None else int(percent)
+    return Ecn(_kb(low, low_unit), _kb(high, high_unit), pmax, unit, options)
 
 
 def _qos_line(target: QosBlock, words: list[str], sub: Any) -> bool:
@@ -343,6 +323,8 @@ def _port(block: Any) -> PortConfig:
                 port.address = address
             case ["service-profile", name]:
                 port.profile = name
+            case ["channel-group", *_]:
+                port.lag = True
     return port
 
 
@@ -351,25 +333,6 @@ def _profile(block: Any) -> QosBlock:
     for line, sub in _children(block).items():
         _qos_line(profile, line.split(), sub)
     return profile
-
-
-def _bgp(config: EosConfig, block: Any) -> None:
-    for line in _children(block):
-        match line.split():
-            case ["router-id", rid]:
-                config.router_id = rid
-            case ["maximum-paths", paths, *_]:
-                config.maximum_paths = int(paths)
-            case ["bgp", "asn", "notation", notation]:
-                config.asdot = notation == "asdot"
-            case ["neighbor", name, "peer", "group"] | ["neighbor", name, "peer-group"]:
-                config.peers.setdefault(name, Peer())
-            case ["neighbor", peer, "peer", "group", name] | ["neighbor", peer, "peer-group", name]:
-                config.peers.setdefault(peer, Peer()).group = name
-            case ["neighbor", peer, "remote-as", remote]:
-                config.peers.setdefault(peer, Peer()).remote_as = parse_asn(remote)
-            case ["neighbor", peer, "route-map", name, "in"]:
-                config.peers.setdefault(peer, Peer()).route_map_in = name
 
 
 def read_config(tree: Tree) -> EosConfig:
@@ -392,11 +355,9 @@ def read_config(tree: Tree) -> EosConfig:
             case ["qos", "map", "dscp", *values, "to", "traffic-class", tc, "drop-precedence", _]:
                 config.dscp.update({int(d): int(tc) for d in values})
             case ["bgp", "asn", "notation", notation]:
-                config.asdot = notation == "asdot"
+                config.bgp.asdot = notation == "asdot"
             case ["router", "bgp", asn]:
-                config.asn = parse_asn(asn)
-                config.asdot = config.asdot or "." in asn
-                _bgp(config, block)
+                read_bgp(config.bgp, asn, block)
     return config
 
 
@@ -409,7 +370,8 @@ def config_state(config: EosConfig) -> dict[str, Scalar]:
     names = sorted(config.ports, key=natural)
     for name in names:
         port = config.ports[name]
-        out[f"interfaces/{name}/mode"] = "routed" if port.routed else "switched"
+        mode = "lag-member" if port.lag else "routed" if port.routed else "switched"
+        out[f"interfaces/{name}/mode"] = mode
         if port.routed:
             out[f"interfaces/{name}/mtu"] = port.mtu or config.default_mtu
         out[f"interfaces/{name}/address"] = port.address if port.routed else None
@@ -429,15 +391,7 @@ def config_state(config: EosConfig) -> dict[str, Scalar]:
             for unit in ecn.unit.split(",")
         }
         out[f"qos/ecn/{queue}/threshold_unit"] = ",".join(sorted(units)) or None
-    out["bgp/asn"] = config.asn
-    out["bgp/router_id"] = config.router_id if config.asn is not None else None
-    out["bgp/maximum_paths"] = None
-    if config.asn is not None:
-        out["bgp/maximum_paths"] = config.maximum_paths or 1
-        for peer in config.neighbours():
-            out[f"bgp/neighbors/{peer}/remote_as"] = config.remote_as(peer)
-            if _ip(peer) is not None and ipaddress.ip_address(peer).version == 4:
-                out[f"bgp/neighbors/{peer}/inbound_filter"] = config.route_map_in(peer) or ""
+    out.update(bgp_state(config.bgp))
     return out
 
 
@@ -447,13 +401,20 @@ def parse_config(tree: Tree) -> dict[str, Scalar]:
 
 
 def observed_state(
-    version: Mapping[str, Any], interfaces: Mapping[str, Any], running: Tree
+    version: Mapping[str, Any],
+    interfaces: Mapping[str, Any],
+    running: Tree,
+    policies: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict[str, Scalar]:
     """The whole observed state: ``show interfaces`` wins over config for mode, mtu and
-    address (it reports what the port does, defaults included)."""
+    address (it reports what the port does, defaults included), and ``policies`` (the
+    route maps the device reports in force per neighbour, when it answers) over the
+    route maps inferred from config."""
     state = parse_config(running)
     state.update(parse_version(version))
     state.update(parse_interfaces(interfaces))
+    if policies is not None:
+        state = reported_policies(state, policies)
     return dict(sorted(state.items()))
 
 

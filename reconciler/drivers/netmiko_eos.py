@@ -3,9 +3,11 @@ commit timers.
 
 =========  =============================================================================
 observe    ``show version | json``, ``show interfaces | json``,
-           ``show running-config | json`` -> flat state (:mod:`.eos_parse`), and
-           ``show lldp neighbors detail | json`` (:mod:`.lldp_parse`; a switch that
-           refuses it reports no neighbours)
+           ``show running-config | json`` -> flat state (:mod:`.eos_parse`), with BGP
+           ``show bgp neighbors vrf all | json revision 2`` (the route maps in force
+           per neighbour, :mod:`.eos_bgp_parse`; a switch that refuses it has them
+           inferred from config), and ``show lldp neighbors detail | json``
+           (:mod:`.lldp_parse`; a switch that refuses it reports no neighbours)
 stage      read the before-state and the config's structure (kept on the candidate),
            refuse paths EOS cannot express (:mod:`.eos_caps`), abort leftover
            ``plumb-*`` sessions, then ``configure session plumb-<uuid8>`` and the
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.drivers.base import DeviceRef
+from reconciler.drivers.eos_bgp_parse import parse_bgp_peers
 from reconciler.drivers.eos_caps import eos_inexpressible
 from reconciler.drivers.eos_lines import eos_image, render_session
 from reconciler.drivers.eos_parse import (
@@ -64,6 +67,7 @@ from reconciler.settings import Change, Scalar
 EOS = Dialect("arista_eos", r"(?:\([^)\n]*\))?[>#]\s*$", enable=True)
 DEFAULT_IMAGE = "flash:EOS-{version}.swi"
 MAX_TIMER = 24 * 3600 - 1
+POLICIES = "show bgp neighbors vrf all | json revision 2"
 
 
 @dataclass
@@ -126,7 +130,23 @@ class EosDriver(SwitchDriver):
         interfaces = self._json(session, "show interfaces | json")
         running = self._json(session, "show running-config | json")
         with unexpected(session.name, "reading the device"):
-            return observed_state(version, interfaces, running), read_config(running)
+            config = read_config(running)
+        policies = self._policies(session) if config.bgp.asn is not None else None
+        with unexpected(session.name, "reading the device"):
+            return observed_state(version, interfaces, running, policies), config
+
+    def _policies(self, session: DeviceSession) -> dict[str, tuple[str, str]] | None:
+        """The route maps each BGP neighbour has in force, as the device reports them;
+        None where the switch does not answer the command (inferred from config then)."""
+        output = session.run(POLICIES)
+        if output.lstrip().startswith("%"):
+            return None
+        try:
+            data = json.loads(output)
+        except ValueError:
+            raise UnexpectedOutput(session.name, f"{POLICIES}: the answer is not JSON") from None
+        with unexpected(session.name, POLICIES):
+            return parse_bgp_peers(data)
 
     def _lldp(self, session: DeviceSession) -> dict[str, Scalar]:
         command = "show lldp neighbors detail | json"

@@ -30,6 +30,7 @@ VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._]{0,39}$")
 NAME = re.compile(r"^plumb-[0-9a-f]{8}$")
 _PRIORITIES = re.compile(r"^(?:[0-7](?:,[0-7]){0,7})?$")
 _DIGITS = re.compile(r"^[0-9]{1,5}$")
+_KEYWORD = re.compile(r"^[a-z][a-z-]{0,39}$")
 EOS_IMAGE = re.compile(r"^(?:flash|usb1|file):[A-Za-z0-9._/-]{1,120}\.swi$")
 IMAGE_URL = re.compile(r"^https?://[A-Za-z0-9._~/:%+-]{1,200}$")
 
@@ -95,6 +96,10 @@ class SafeValues:
         """A number that arrives as text (a path component such as a DSCP)."""
         text = self._text(value, field, _DIGITS, "a decimal number")
         return self.integer(int(text), field, bounds)
+
+    def keyword(self, value: object, field: str) -> str:
+        """A CLI keyword read back from the device (an option name such as ``weight``)."""
+        return self._text(value, field, _KEYWORD, "a lower-case CLI keyword")
 
     def filter_name(self, value: object, field: str) -> str:
         return self._text(value, field, FILTER, "a route-map / filter name")

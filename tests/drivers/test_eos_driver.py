@@ -82,7 +82,9 @@ def test_observe_reads_what_the_switch_holds(switches: Switches) -> None:
     ref = switches.add("eos", state)
     observed = switches.driver("eos").observe(ref)
     observed.pop("system/serial")
+    outbound = {p: observed.pop(p) for p in list(observed) if p.endswith("/outbound_filter")}
     assert observed == flat_from_state(state)
+    assert set(outbound.values()) == {""}
     expressible = {p: v for p, v in desired.items() if inexpressible("eos", p, observed) is None}
     assert set(desired) - set(expressible) == {"qos/pfc_headroom_kb", "qos/pfc_xoff_kb"}
     assert diff({p: Owned(v, UNKNOWN) for p, v in expressible.items()}, observed) == []
@@ -317,7 +319,11 @@ def scripted(answers: dict[str, dict[str, str]]) -> EosDriver:
         ("show interfaces | json", json.dumps({"interfaces": {"Ethernet1": {}}}), "KeyError"),
         ("show version | json", json.dumps({"modelName": "x"}), "KeyError"),
         ("show version | json", json.dumps({"version": "beta"}), "release number"),
-        ("show running-config | json", json.dumps({"cmds": {"router bgp x": None}}), "Value"),
+        (
+            "show running-config | json",
+            json.dumps({"cmds": {"interface Ethernet1": {"cmds": {"mtu x": None}}}}),
+            "Value",
+        ),
         ("show lldp neighbors detail | json", "{", "not JSON"),
     ],
 )

@@ -15,6 +15,7 @@ from reconciler.errors import ConfigRejected
 from reconciler.settings import Scalar
 
 CONFIGS = Path(__file__).resolve().parent.parent / "fixtures" / "eos" / "show_running-config"
+PORT: dict[str, Scalar] = {"interfaces/Ethernet1/mode": "routed"}
 
 
 def render(case: str, changes: dict[str, Scalar]) -> list[str]:
@@ -166,8 +167,15 @@ def test_pfc_headroom_and_xoff_are_never_rendered() -> None:
         ("qos/pfc_xoff_kb", {}, "xoff"),
         ("interfaces/Ethernet10/mtu", {"interfaces/Ethernet10/mode": "switched"}, "L3 MTU"),
         ("interfaces/Ethernet10/address", {"interfaces/Ethernet10/mode": "switched"}, "switchport"),
-        ("qos/ecn/5/kmin_kb", {"qos/ecn/5/threshold_unit": "segments"}, "segments"),
-        ("qos/ecn/4/pmax_percent", {"qos/ecn/4/threshold_unit": "kbytes,milliseconds"}, "milli"),
+        ("qos/ecn/5/kmin_kb", PORT | {"qos/ecn/5/threshold_unit": "segments"}, "segments"),
+        (
+            "qos/ecn/4/pmax_percent",
+            PORT | {"qos/ecn/4/threshold_unit": "kbytes,milliseconds"},
+            "milli",
+        ),
+        ("qos/ecn/4/kmax_kb", PORT | {"qos/ecn/4/threshold_unit": "unreadable"}, "plumb can read"),
+        ("qos/ecn/3/kmin_kb", {}, "no Ethernet port"),
+        ("interfaces/Ethernet5/mtu", {"interfaces/Ethernet5/mode": "lag-member"}, "Port-Channel"),
         ("bgp/neighbors/2001:db8::1/remote_as", {}, "IPv6"),
     ],
 )
@@ -182,8 +190,9 @@ def test_what_eos_cannot_take_is_refused_with_a_reason(
     ("path", "observed"),
     [
         ("interfaces/Ethernet1/1/mtu", {"interfaces/Ethernet1/1/mode": "routed"}),
-        ("qos/ecn/4/kmin_kb", {"qos/ecn/4/threshold_unit": "kbytes,mbytes"}),
-        ("qos/ecn/3/kmin_kb", {}),
+        ("qos/ecn/4/kmin_kb", PORT | {"qos/ecn/4/threshold_unit": "kbytes,mbytes"}),
+        ("qos/ecn/3/kmin_kb", PORT),
+        ("interfaces/Ethernet5/pfc_priorities", {"interfaces/Ethernet5/mode": "lag-member"}),
         ("bgp/neighbors/10.0.0.1/remote_as", {}),
     ],
 )

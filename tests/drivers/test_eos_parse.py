@@ -89,11 +89,11 @@ def test_asdot_and_asplain_are_the_same_number() -> None:
         parse_asn("70000.1")
 
 
-def test_ecn_units_and_the_default_mark_probability() -> None:
+def test_ecn_units_and_an_unstated_mark_probability() -> None:
     """Byte units convert to kbytes (rounded up); segments and milliseconds have no size;
-    a missing max-mark-probability is EOS's 100 %."""
+    a missing max-mark-probability is not assumed (None: plumb states it when writing)."""
     kb = parse_ecn("random-detect ecn minimum-threshold 1500 bytes maximum-threshold 1 mbytes")
-    assert kb is not None and (kb.kmin_kb, kb.kmax_kb, kb.pmax_percent) == (2, 1024, 100)
+    assert kb is not None and (kb.kmin_kb, kb.kmax_kb, kb.pmax_percent) == (2, 1024, None)
     ms = parse_ecn(
         "random-detect ecn minimum-threshold 3 milliseconds maximum-threshold 9 milliseconds "
         "max-mark-probability 90"
@@ -105,8 +105,31 @@ def test_ecn_units_and_the_default_mark_probability() -> None:
         "milliseconds",
     )
     assert parse_ecn("random-detect ecn count") is None
-    with pytest.raises(ValueError, match="unit"):
-        parse_ecn("random-detect ecn minimum-threshold 1 parsecs maximum-threshold 2 parsecs")
+
+
+def test_ecn_options_are_kept_for_the_writer() -> None:
+    """`weight N` (and any option after the thresholds) is kept apart from the values plumb
+    owns, so a rewrite can repeat it; it does not make two thresholds differ."""
+    line = "random-detect ecn minimum-threshold 320 kbytes maximum-threshold 640 kbytes"
+    weighted = parse_ecn(line + " max-mark-probability 20 weight 0")
+    plain = parse_ecn(line + " max-mark-probability 20")
+    assert weighted is not None and weighted.options == (("weight", "0"),)
+    assert weighted == plain
+
+
+def test_an_ecn_line_plumb_cannot_read_is_an_unknown_not_an_error() -> None:
+    """An unknown unit or a malformed line reads as unit `unreadable` with no values."""
+    for line in (
+        "random-detect ecn minimum-threshold 1 parsecs maximum-threshold 2 parsecs",
+        "random-detect ecn minimum-threshold 1 kbytes",
+        "random-detect ecn minimum-threshold 1 kbytes maximum-threshold 9 kbytes weight",
+    ):
+        found = parse_ecn(line)
+        assert found is not None and (found.kmin_kb, found.pmax_percent, found.unit) == (
+            None,
+            None,
+            "unreadable",
+        )
 
 
 def test_only_the_switch_namespace_is_writable() -> None:

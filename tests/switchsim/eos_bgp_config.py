@@ -7,18 +7,35 @@ printed.  The AS of a running process cannot be changed by entering
 N``.  Peer groups use the 4.2x+ syntax ``neighbor NAME peer group`` and
 ``neighbor IP peer group NAME``; the older hyphenated ``peer-group`` form is
 accepted as input and printed in the new form, as EOS does.  A neighbour
-inherits ``remote-as`` and route maps from its peer group.  IPv6
-neighbours are activated under ``address-family ipv6``.
+inherits ``remote-as`` and route maps from its peer group.
+
+``address-family ipv4`` and ``address-family ipv6`` are blocks of their own:
+``neighbor X activate`` / ``no neighbor X activate`` and ``neighbor X route-map
+NAME in|out`` there apply to that family only and are more specific than the
+router-level route map (`EosBgp.policy`).  Other neighbour options
+(``send-community``, ``maximum-routes``, ``update-source``...), ``neighbor
+interface ...`` peers, ``vrf``/``vlan``/other address-family blocks and the
+remaining router-level commands are kept verbatim (`eos_blocks`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 
-from .eos_config import GLOBAL, NOT_HERE, ROUTER_BGP, EosContext, incomplete, number
-from .eos_model import EosBgp, EosConfig, EosPeer, asn_text
+from .eos_blocks import add_line, negate
+from .eos_config import keep_verbatim
+from .eos_model import EosBgp, EosConfig, EosFamily, EosPeer, state_default
+from .eos_modes import GLOBAL, NOT_HERE, ROUTER_BGP, EosContext, incomplete, number
+from .eos_vocab import ADDRESS_FAMILY, NEIGHBOR, known, words
+from .eos_vocab import ROUTER_BGP as ROUTER_BGP_WORDS
 from .model import ASN_MAX, check_ipv4
 from .replies import CliError, invalid
+
+AF_NEIGHBOR = words(
+    "activate additional-paths default-originate graceful-restart maximum-advertised-routes"
+    " missing-policy next-hop next-hop-unchanged prefix-list rcf rib-in route-map weight"
+)
+"""Neighbour options EOS has inside ``address-family ipv4|ipv6``."""
 
 
 def parse_asn(token: str) -> int:
@@ -49,41 +66,75 @@ def router_bgp(config: EosConfig, remove: bool, rest: list[str]) -> EosContext:
     asn = parse_asn(rest[0])
     if config.bgp is None:
         config.bgp = EosBgp(asn=asn)
+        _spell(config.bgp, rest[0], asn)
     elif config.bgp.asn != asn:
-        shown = asn_text(config.bgp.asn, config.bgp.asdot)
+        shown = config.bgp.shown(config.bgp.asn)
         raise CliError(f"% BGP is already running with AS number {shown}")
     return ROUTER_BGP
 
 
+def _spell(bgp: EosBgp, token: str, value: int) -> None:
+    """Remember an AS number entered in asdot, which EOS prints back as entered."""
+    if "." in token:
+        bgp.spelled[value] = token
+    else:
+        bgp.spelled.pop(value, None)
+
+
 def _address(token: str) -> str | None:
-    """The canonical form of an IPv4/IPv6 peer address, or None for a group name."""
+    """The canonical form of a peer address (link-local ones with their ``%`` zone),
+    or None for a group name."""
     try:
         return str(ipaddress.ip_address(token))
     except ValueError:
         return None
 
 
-def _peer(bgp: EosBgp, token: str, create: bool = True) -> EosPeer:
+def _key(bgp: EosBgp, token: str) -> str:
+    """How a peer or group is keyed: canonical address, or the group's name."""
     address = _address(token)
-    if address is None:
-        group = bgp.peer_groups.get(token)
-        if group is None:
-            raise invalid(f"peer group {token} does not exist")
-        return group
-    if address not in bgp.neighbors:
+    if address is None and token not in bgp.peer_groups:
+        raise invalid(f"peer group {token} does not exist")
+    return address or token
+
+
+def _peer(bgp: EosBgp, token: str, create: bool = True) -> EosPeer:
+    key = _key(bgp, token)
+    if key in bgp.peer_groups:
+        return bgp.peer_groups[key]
+    if key not in bgp.neighbors:
         if not create:
-            raise invalid(f"neighbor {address} does not exist")
-        bgp.neighbors[address] = EosPeer()
-    return bgp.neighbors[address]
+            raise invalid(f"neighbor {key} does not exist")
+        bgp.neighbors[key] = EosPeer()
+    return bgp.neighbors[key]
 
 
-def bgp_line(config: EosConfig, mode: EosContext, tokens: list[str], raw: str) -> object:
-    """One line in ``router bgp`` or ``address-family`` mode."""
+def bgp_line(
+    config: EosConfig, mode: EosContext, tokens: list[str], raw: str, loading: bool = False
+) -> object:
+    """One line in ``router bgp`` or ``address-family`` mode (`loading`: from a saved
+    configuration rather than typed)."""
     bgp = config.bgp
     if bgp is None:  # removed by a line that fell through to global mode
         return NOT_HERE
     if mode.kind == "address-family":
-        return _family_line(bgp, mode, tokens)
+        return _family_line(config, bgp, mode, tokens, raw)
+    result = _router_line(config, bgp, mode, tokens, raw)
+    if result is mode:
+        state_default(bgp.stated, " ".join(tokens), BGP_DEFAULTS, loading)
+    return result
+
+
+BGP_DEFAULTS = {
+    "no router-id": "router-id",
+    "no maximum-paths": "maximum-paths",
+    "bgp asn notation asplain": "bgp asn notation asdot",
+}
+
+
+def _router_line(
+    config: EosConfig, bgp: EosBgp, mode: EosContext, tokens: list[str], raw: str
+) -> object:
     match tokens:
         case ["bgp", "asn", "notation", ("asdot" | "asplain") as notation]:
             bgp.asdot = notation == "asdot"
@@ -106,13 +157,20 @@ def bgp_line(config: EosConfig, mode: EosContext, tokens: list[str], raw: str) -
         case ["no", "maximum-paths", *_]:
             bgp.maximum_paths = bgp.ecmp = None
         case ["address-family", ("ipv4" | "ipv6") as family]:
+            bgp.family(family)
             return EosContext("address-family", family)
+        case ["no", "address-family", ("ipv4" | "ipv6") as family]:
+            bgp.families.pop(family, None)
+        case ["neighbor", "interface", *_] | ["no", "neighbor", "interface", *_]:
+            return keep_verbatim(config, mode, tokens, raw)
         case ["neighbor", *rest]:
             _neighbor(bgp, rest, raw)
-        case ["no", "neighbor", *rest]:
-            _no_neighbor(bgp, rest)
+        case ["no" | "default", "neighbor", *rest]:
+            _no_neighbor(bgp, rest, raw)
         case ["router-id"] | ["maximum-paths"] | ["address-family"] | ["bgp", "asn", "notation"]:
             raise incomplete()
+        case _ if known(ROUTER_BGP_WORDS, tokens):
+            return keep_verbatim(config, mode, tokens, raw)
         case _:
             return NOT_HERE
     return mode
@@ -131,6 +189,7 @@ def _neighbor(bgp: EosBgp, rest: list[str], raw: str) -> None:
         case [who, "remote-as", asn]:
             value = parse_asn(asn)
             _peer(bgp, who).remote_as = value
+            _spell(bgp, asn, value)
         case [who, "route-map", name, "in"]:
             _peer(bgp, who).route_map_in = name
         case [who, "route-map", name, "out"]:
@@ -139,23 +198,27 @@ def _neighbor(bgp: EosBgp, rest: list[str], raw: str) -> None:
             _peer(bgp, who).description = raw.split(None, 3)[3]
         case [] | [_] | [_, "remote-as" | "route-map" | "description" | "peer"]:
             raise incomplete()
+        case [who, option, *_] if option in NEIGHBOR and option not in _MODELED:
+            add_line(_peer(bgp, who).extra, raw)
         case _:
             raise invalid()
 
 
-def _no_neighbor(bgp: EosBgp, rest: list[str]) -> None:
+_MODELED = ("activate", "peer", "peer-group")
+
+
+def _no_neighbor(bgp: EosBgp, rest: list[str], raw: str) -> None:
     match rest:
         case [who]:
-            address = _address(who)
-            if address is None:
-                if bgp.peer_groups.pop(who, None) is None:
-                    raise invalid(f"peer group {who} does not exist")
+            key = _key(bgp, who)
+            if key in bgp.peer_groups and _address(who) is None:
+                del bgp.peer_groups[key]
                 for peer in bgp.neighbors.values():
-                    peer.peer_group = None if peer.peer_group == who else peer.peer_group
+                    peer.peer_group = None if peer.peer_group == key else peer.peer_group
             else:
-                bgp.neighbors.pop(address, None)
-            for peers in bgp.activated.values():
-                peers.discard(address or who)
+                bgp.neighbors.pop(key, None)
+            for family in bgp.families.values():
+                family.forget(key)
         case [who, "remote-as", *_]:
             _peer(bgp, who, create=False).remote_as = None
         case [who, "route-map", *args] if args[-1:] in (["in"], ["out"]):
@@ -168,19 +231,50 @@ def _no_neighbor(bgp: EosBgp, rest: list[str]) -> None:
             _peer(bgp, who, create=False).description = None
         case [who, "peer", "group", *_] | [who, "peer-group", *_]:
             _peer(bgp, who, create=False).peer_group = None
+        case [who, option, *_] if option in NEIGHBOR:
+            negate(_peer(bgp, who).extra, raw.split(None, 1)[1], raw.startswith("no "))
         case []:
             raise incomplete()
         case _:
             raise invalid()
 
 
-def _family_line(bgp: EosBgp, mode: EosContext, tokens: list[str]) -> object:
+def _family_line(
+    config: EosConfig, bgp: EosBgp, mode: EosContext, tokens: list[str], raw: str
+) -> object:
+    family: EosFamily = bgp.family(mode.name)
     match tokens:
         case ["neighbor", who, "activate"]:
-            _peer(bgp, who, create=False)
-            bgp.activated.setdefault(mode.name, set()).add(_address(who) or who)
+            key = _key(bgp, who)
+            family.activated.add(key)
+            family.deactivated.discard(key)
         case ["no", "neighbor", who, "activate"]:
-            bgp.activated.get(mode.name, set()).discard(_address(who) or who)
+            key = _key(bgp, who)
+            family.activated.discard(key)
+            family.deactivated.add(key)
+        case ["default", "neighbor", who, "activate"]:
+            key = _key(bgp, who)
+            family.activated.discard(key)
+            family.deactivated.discard(key)
+        case ["neighbor", who, "route-map", name, ("in" | "out") as direction]:
+            table = family.route_map_in if direction == "in" else family.route_map_out
+            table[_key(bgp, who)] = name
+        case ["no" | "default", "neighbor", who, "route-map", *args] if args[-1:] in (
+            ["in"],
+            ["out"],
+        ):
+            table = family.route_map_in if args[-1] == "in" else family.route_map_out
+            table.pop(_key(bgp, who), None)
+        case ["neighbor", who, option, *_] if option in AF_NEIGHBOR:
+            _key(bgp, who)
+            add_line(family.extra, raw)
+        case ["no" | "default", "neighbor", who, option, *_] if option in AF_NEIGHBOR:
+            _key(bgp, who)
+            negate(family.extra, raw.split(None, 1)[1], keep_no=tokens[0] == "no")
+        case ["neighbor", *_] | ["no" | "default", "neighbor", *_]:
+            return NOT_HERE
+        case _ if known(ADDRESS_FAMILY, tokens):
+            return keep_verbatim(config, mode, tokens, raw)
         case _:
             return NOT_HERE
     return mode

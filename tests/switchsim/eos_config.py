@@ -7,120 +7,72 @@ line that is not valid in a sub-mode is tried in the enclosing modes, so
 line raises `CliError` (``% Invalid input`` or ``% Incomplete command``) and
 leaves `config` untouched: handlers validate before they write.
 
-Modes: global, ``interface``, ``qos profile``, the ``tx-queue`` /
-``uc-tx-queue`` sub-mode of either, ``route-map``, ``router bgp`` and its
-``address-family`` (see `eos_bgp_config`).  Which queue kind exists depends
-on the platform (`EosProfile.queue_kinds`).  EOS has no
-``priority-flow-control headroom`` or ``xoff-threshold`` command: PFC buffer
-sizes are not interface configuration, so those lines are invalid input.
+Modes (`eos_modes`): global, ``interface``, ``qos profile``, the transmit-queue
+sub-modes of either (`eos_qos_config`), ``route-map``, ``router bgp`` and its
+``address-family`` blocks (`eos_bgp_config`).  Commands the simulator does not
+model are kept verbatim (`eos_blocks`) when the mode has them (`eos_vocab`);
+a line no mode up the chain has is ``% Invalid input``.  A sub-mode the
+simulator does not model (``management api http-commands``, ``interface
+Loopback0``...) is entered as an opaque mode whose lines are kept as given.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import re
-from dataclasses import dataclass
 
-from .eos_model import (
-    BYTE_UNITS,
-    OTHER_UNITS,
-    EcnThresholds,
-    EosConfig,
-    EosInterface,
-    QosSettings,
-    RouteMapEntry,
+from .eos_blocks import Block, add_line, negate
+from .eos_model import EosConfig, EosInterface, QosSettings, RouteMapEntry, state_default
+from .eos_modes import (
+    GLOBAL,
+    INTERFACE_MTU,
+    NOT_HERE,
+    ROUTER_BGP,
+    EosContext,
+    Grammar,
+    incomplete,
+    interface_name,
+    lines_of,
+    number,
+    opaque,
 )
-from .model import check_hostname, check_ipv4_interface, check_range, eos_version_of
+from .eos_qos_config import dscp_map, qos_line, queue_line
+from .eos_vocab import GLOBAL as GLOBAL_WORDS
+from .eos_vocab import INTERFACE, QOS_PROFILE, ROUTE_MAP, known, starts_block, words
+from .model import check_hostname, check_ipv4_interface, eos_version_of
 from .replies import CliError, invalid
 
-INTERFACE_MTU = (68, 9214)
-THRESHOLD_MAX = 256_000_000
+__all__ = ["GLOBAL", "ROUTER_BGP", "EosContext", "Grammar", "apply_line", "incomplete", "number"]
 
 
-@dataclass(frozen=True)
-class EosContext:
-    """A configuration mode; `name` is the interface, qos profile, route-map or family."""
-
-    kind: str = "global"
-    name: str = ""
-    queue: tuple[str, int] | None = None
-    within: str = ""
-
-    @property
-    def parent(self) -> EosContext | None:
-        """The enclosing mode, or None at global level."""
-        if self.queue is not None:
-            return EosContext(self.within, self.name)
-        if self.kind == "address-family":
-            return ROUTER_BGP
-        return None if self.kind == "global" else GLOBAL
-
-    def prompt_suffix(self) -> str:
-        """The part of the prompt after ``config``/``config-s-NAME``."""
-        if self.kind == "global":
-            return ""
-        if self.queue is not None:
-            kind, number = self.queue
-            short = "uc-txq" if kind == "uc-tx-queue" else "txq"
-            return EosContext(self.within, self.name).prompt_suffix() + f"-{short}-{number}"
-        if self.kind == "interface":
-            return "-if-Et" + self.name.removeprefix("Ethernet")
-        if self.kind == "address-family":
-            return "-router-bgp-af"
-        if self.kind in ("qos-profile", "route-map"):
-            return f"-{self.kind}-{self.name.split()[0]}"
-        return f"-{self.kind}"
-
-
-@dataclass(frozen=True)
-class Grammar:
-    """Platform facts the grammar needs: the queue kinds, and whether ports appear on use.
-
-    `create_interfaces` and `mtu_max` are for loading a saved configuration:
-    there an ``interface`` line names a port the platform has, and an MTU may
-    be what a spec's initial state declared (up to the model's 9216) rather
-    than what the CLI accepts (9214).
-    """
-
-    queue_kinds: tuple[str, ...] = ("tx-queue",)
-    create_interfaces: bool = False
-    mtu_max: int = INTERFACE_MTU[1]
-
-
-GLOBAL = EosContext()
-ROUTER_BGP = EosContext("router-bgp")
-NOT_HERE = object()
-_INTERFACE = re.compile(r"^(?:ethernet|eth|et)(\d+(?:/\d+)*)$", re.IGNORECASE)
-
-
-def incomplete() -> CliError:
-    """EOS's answer to a command that lacks its arguments."""
-    return CliError("% Incomplete command")
+CLI = Grammar()
 
 
 def apply_line(
-    config: EosConfig, context: EosContext, line: str, grammar: Grammar = Grammar()
+    config: EosConfig, context: EosContext, line: str, grammar: Grammar = CLI
 ) -> tuple[EosContext, str]:
     """Apply one configuration line; return the next mode and EOS's notice (or "")."""
     from .eos_bgp_config import bgp_line
 
-    tokens = line.split()
+    raw = line.strip()
+    tokens = raw.split()
     if not tokens:
         return context, ""
     mode: EosContext | None = context
     while mode is not None:
-        if mode.queue is not None:
-            result = _queue_line(config, mode, tokens)
+        if mode.kind == "opaque":
+            result = _opaque_line(config, mode, raw)
+        elif mode.queue is not None:
+            result = queue_line(config, mode, tokens, raw)
         elif mode.kind == "interface":
-            result = _interface_line(config, mode, tokens, line.strip(), grammar)
+            result = _interface_line(config, mode, tokens, raw, grammar)
         elif mode.kind == "qos-profile":
-            result = _qos_lines(config.qos_profiles[mode.name], mode, tokens, grammar)
+            result = _profile_line(config, mode, tokens, raw, grammar)
         elif mode.kind == "route-map":
-            result = _route_map_line(config, mode, tokens, line.strip())
+            result = _route_map_line(config, mode, tokens, raw)
         elif mode.kind in ("router-bgp", "address-family"):
-            result = bgp_line(config, mode, tokens, line.strip())
+            result = bgp_line(config, mode, tokens, raw, grammar.create_interfaces)
         else:
-            result = _global_line(config, tokens, grammar)
+            result = _global_line(config, tokens, raw, grammar)
         if isinstance(result, tuple):
             return result
         if isinstance(result, EosContext):
@@ -129,25 +81,44 @@ def apply_line(
     raise invalid()
 
 
-def number(token: str, what: str, low: int, high: int) -> int:
-    """An integer argument in [low, high], or ``% Invalid input``."""
-    if not token.isdigit():
-        raise invalid(f"{what} must be a number")
-    try:
-        return check_range(what, int(token), low, high)
-    except ValueError as exc:
-        raise invalid(str(exc)) from exc
+def keep_verbatim(config: EosConfig, mode: EosContext, tokens: list[str], raw: str) -> object:
+    """Keep an unmodeled line in `mode`; a global one that opens a sub-mode is entered."""
+    lines = lines_of(config, mode)
+    if tokens[0] in ("no", "default") and len(tokens) > 1:
+        negate(lines, raw.split(None, 1)[1], keep_no=tokens[0] == "no")
+        return mode
+    block = add_line(lines, raw)
+    if (mode.kind == "global" and starts_block(raw)) or (
+        mode.kind == "router-bgp" and tokens[0] in _BGP_BLOCKS
+    ):
+        return opaque(config, mode, block)
+    return mode
 
 
-def interface_name(token: str) -> str:
-    """Canonical EOS interface name (``Et1`` -> ``Ethernet1``) or CliError."""
-    match = _INTERFACE.match(token)
-    if match is None:
-        raise invalid(f"unknown interface {token}")
-    return f"Ethernet{match.group(1)}"
+_BGP_BLOCKS = ("vrf", "vlan", "vlan-aware-bundle", "vpws", "address-family")
+# Words that both open global commands and are common inside sub-modes: typed in an
+# unmodeled sub-mode they stay there.
+_SUBMODE_WORDS = words(
+    "no default shutdown description name exit vrf ip ipv6 protocol timeout idle-timeout"
+    " authentication local-interface peer-address peer-link domain-id trunk state"
+)
 
 
-def _global_line(config: EosConfig, tokens: list[str], grammar: Grammar) -> object:
+def _opaque_line(config: EosConfig, mode: EosContext, raw: str) -> object:
+    """Inside a sub-mode kept verbatim (typed interactively; a loaded configuration
+    says by indentation what belongs to it): a global sub-mode opener, or a global
+    command that is not also a common sub-mode word, leaves it; anything else is one
+    of its lines."""
+    first = raw.split()[0]
+    if starts_block(raw) or (first in GLOBAL_WORDS and first not in _SUBMODE_WORDS):
+        return NOT_HERE
+    lines = lines_of(config, mode)
+    if raw not in (b.line for b in lines):
+        lines.append(Block(raw))
+    return mode
+
+
+def _global_line(config: EosConfig, tokens: list[str], raw: str, grammar: Grammar) -> object:
     from .eos_bgp_config import router_bgp
 
     match tokens:
@@ -159,7 +130,7 @@ def _global_line(config: EosConfig, tokens: list[str], grammar: Grammar) -> obje
             except ValueError as exc:
                 raise invalid(str(exc)) from exc
             return GLOBAL
-        case ["interface", name]:
+        case ["interface", name] if name[:2].lower() == "et" and "." not in name:
             canonical = interface_name(name)
             if canonical not in config.interfaces:
                 if not grammar.create_interfaces:
@@ -173,7 +144,7 @@ def _global_line(config: EosConfig, tokens: list[str], grammar: Grammar) -> obje
             config.qos_profiles.pop(name, None)
             return GLOBAL
         case ["qos", "map", "dscp", *rest] | ["no", "qos", "map", "dscp", *rest]:
-            _dscp_map(config, rest, remove=tokens[0] == "no")
+            dscp_map(config, rest, remove=tokens[0] == "no")
             return GLOBAL
         case ["ip", "routing"]:
             config.ip_routing = True
@@ -195,31 +166,9 @@ def _global_line(config: EosConfig, tokens: list[str], grammar: Grammar) -> obje
                 raise invalid(str(exc)) from exc
             config.boot_image = image
             return GLOBAL
+        case _ if known(GLOBAL_WORDS, tokens):
+            return keep_verbatim(config, GLOBAL, tokens, raw)
     return NOT_HERE
-
-
-def _dscp_map(config: EosConfig, rest: list[str], remove: bool) -> None:
-    if "to" not in rest:
-        raise incomplete()
-    split = rest.index("to")
-    values = [number(d, "dscp", 0, 63) for d in rest[:split]]
-    target: tuple[int, int | None]
-    match rest[split + 1 :]:
-        case ["traffic-class", tc]:
-            target = (number(tc, "traffic-class", 0, 7), None)
-        case ["traffic-class", tc, "drop-precedence", dp]:
-            target = (number(tc, "traffic-class", 0, 7), number(dp, "drop-precedence", 0, 2))
-        case [] | ["traffic-class"] | ["traffic-class", _, "drop-precedence"]:
-            raise incomplete()
-        case _:
-            raise invalid()
-    if not values:
-        raise incomplete()
-    for dscp in values:
-        if remove:
-            config.dscp_map.pop(dscp, None)
-        else:
-            config.dscp_map[dscp] = target
 
 
 def _route_map(config: EosConfig, name: str, rest: list[str]) -> EosContext:
@@ -242,18 +191,52 @@ def _route_map_line(config: EosConfig, mode: EosContext, tokens: list[str], raw:
     name, seq_text = mode.name.rsplit(" ", 1)
     key = (name, int(seq_text))
     entry = config.route_maps[key]
-    if tokens[0] in ("match", "set") and len(tokens) >= 2:
+    if tokens[0] in ("no", "default") and known(ROUTE_MAP, tokens):
+        undone = raw.split(None, 1)[1]
+        kept = tuple(
+            line for line in entry.lines if line != undone and not line.startswith(undone + " ")
+        )
+        config.route_maps[key] = RouteMapEntry(entry.action, kept)
+        return mode
+    complete = len(tokens) >= 2 or tokens[0] == "continue" or tokens[0].startswith("!!")
+    if known(ROUTE_MAP, tokens) and complete:
         if raw not in entry.lines:
             config.route_maps[key] = RouteMapEntry(entry.action, (*entry.lines, raw))
-        return mode
-    if tokens[0] == "no" and len(tokens) >= 3 and tokens[1] in ("match", "set"):
-        kept = tuple(line for line in entry.lines if line != raw.split(None, 1)[1])
-        config.route_maps[key] = RouteMapEntry(entry.action, kept)
         return mode
     return NOT_HERE
 
 
+def _profile_line(
+    config: EosConfig, mode: EosContext, tokens: list[str], raw: str, grammar: Grammar
+) -> object:
+    qos = config.qos_profiles[mode.name]
+    result = qos_line(qos, mode, tokens, raw, grammar)
+    if result is NOT_HERE and known(QOS_PROFILE, tokens):
+        return keep_verbatim(config, mode, tokens, raw)
+    return result
+
+
+PORT_DEFAULTS = {
+    "no mtu": "mtu",
+    "no l2 mtu": "l2 mtu",
+    "no description": "description",
+    "no ip address": "ip address",
+    "no ipv6 address": "ipv6 address",
+    "no service-profile": "service-profile",
+}
+
+
 def _interface_line(
+    config: EosConfig, mode: EosContext, tokens: list[str], raw: str, grammar: Grammar
+) -> object:
+    result = _port_line(config, mode, tokens, raw, grammar)
+    if result is not NOT_HERE:
+        stated = config.interfaces[mode.name].stated
+        state_default(stated, " ".join(tokens), PORT_DEFAULTS, grammar.create_interfaces)
+    return result
+
+
+def _port_line(
     config: EosConfig, mode: EosContext, tokens: list[str], raw: str, grammar: Grammar
 ) -> object:
     port = config.interfaces[mode.name]
@@ -274,9 +257,13 @@ def _interface_line(
         case ["no", "description", *_]:
             port.description = ""
         case ["switchport"]:
-            port.switchport = True
+            port.switchport, port.switchport_line = True, True
         case ["no", "switchport"]:
-            port.switchport = False
+            port.switchport, port.switchport_line = False, False
+        case ["default", "switchport"]:
+            port.switchport, port.switchport_line = True, False
+        case ["ip", "address", "dhcp"]:
+            return keep_verbatim(config, mode, tokens, raw)
         case ["ip", "address", address]:
             try:
                 port.ipv4 = check_ipv4_interface(address)
@@ -287,7 +274,9 @@ def _interface_line(
                     f"! IP configuration will be ignored while interface {mode.name}"
                     " is not a routed port."
                 )
-        case ["no", "ip", "address", *_]:
+        case ["no", "ip", "address"]:
+            port.ipv4 = None
+        case ["no", "ip", "address", address] if address == port.ipv4:
             port.ipv4 = None
         case ["ipv6", "address", address]:
             canonical = _ipv6(address)
@@ -295,16 +284,17 @@ def _interface_line(
                 port.ipv6 = [*port.ipv6, canonical]
         case ["no", "ipv6", "address"]:
             port.ipv6 = []
-        case ["no", "ipv6", "address", address]:
+        case ["no", "ipv6", "address", address] if "/" in address:
             port.ipv6 = [a for a in port.ipv6 if a != _ipv6(address)]
-        case ["no", "shutdown"]:
-            pass  # ports are up unless shut down, which this simulator does not model
         case ["service-profile", name]:
             port.service_profile = name
         case ["no", "service-profile", *_]:
             port.service_profile = None
         case _:
-            return _qos_lines(port.qos, mode, tokens, grammar)
+            result = qos_line(port.qos, mode, tokens, raw, grammar)
+            if result is NOT_HERE and known(INTERFACE, tokens):
+                return keep_verbatim(config, mode, tokens, raw)
+            return result
     return mode, notice
 
 
@@ -317,81 +307,4 @@ def _ipv6(text: str) -> str:
         raise invalid(str(exc)) from exc
 
 
-def _qos_lines(qos: QosSettings, mode: EosContext, tokens: list[str], grammar: Grammar) -> object:
-    """PFC lines and queue sub-modes: the same in a port and in a ``qos profile``."""
-    match tokens:
-        case ["priority-flow-control", "on"] | ["priority-flow-control", "mode", "on"]:
-            qos.pfc = True
-        case ["no", "priority-flow-control"] | ["priority-flow-control", "mode", "off"]:
-            qos.pfc = False
-        case ["default", "priority-flow-control"]:
-            qos.pfc = None
-        case ["priority-flow-control", "priority", prio, "no-drop"]:
-            qos.no_drop.add(number(prio, "priority", 0, 7))
-        case ["priority-flow-control", "priority", prio, "drop"]:
-            qos.no_drop.discard(number(prio, "priority", 0, 7))
-        case ["no", "priority-flow-control", "priority", prio, *rest] if rest in ([], ["no-drop"]):
-            qos.no_drop.discard(number(prio, "priority", 0, 7))
-        case ["priority-flow-control"] | ["priority-flow-control", "priority", *_]:
-            raise incomplete()
-        case [kind] if kind in grammar.queue_kinds:
-            raise incomplete()
-        case [kind, queue] if kind in grammar.queue_kinds:
-            return EosContext(mode.kind, mode.name, (kind, number(queue, kind, 0, 7)), mode.kind)
-        case _:
-            return NOT_HERE
-    return mode
-
-
-def _queue_line(config: EosConfig, mode: EosContext, tokens: list[str]) -> object:
-    assert mode.queue is not None
-    owner = (
-        config.interfaces[mode.name].qos
-        if mode.within == "interface"
-        else config.qos_profiles[mode.name]
-    )
-    match tokens:
-        case ["random-detect", "ecn", "minimum-threshold", *rest]:
-            owner.queues[mode.queue] = _ecn(rest)
-        case ["no", "random-detect", "ecn", *_]:
-            owner.queues.pop(mode.queue, None)
-        case ["random-detect"] | ["random-detect", "ecn"]:
-            raise incomplete()
-        case _:
-            return NOT_HERE
-    return mode
-
-
-def _ecn(rest: list[str]) -> EcnThresholds:
-    """``minimum-threshold`` onwards of a ``random-detect ecn`` line."""
-    if len(rest) < 5:
-        raise incomplete()
-    low, low_unit, keyword, high, high_unit, *options = rest
-    if keyword != "maximum-threshold":
-        raise invalid()
-    units = (*BYTE_UNITS, *OTHER_UNITS)
-    if low_unit not in units or high_unit not in units:
-        raise invalid(f"unknown unit {low_unit if low_unit not in units else high_unit}")
-    lo = number(low, "minimum-threshold", 1, THRESHOLD_MAX)
-    hi = number(high, "maximum-threshold", 1, THRESHOLD_MAX)
-    if (low_unit in BYTE_UNITS) != (high_unit in BYTE_UNITS) or (
-        low_unit in OTHER_UNITS and low_unit != high_unit
-    ):
-        raise invalid("thresholds must use the same kind of unit")
-    scale = BYTE_UNITS if low_unit in BYTE_UNITS else {low_unit: 1}
-    if lo * scale[low_unit] > hi * scale[high_unit]:
-        raise invalid("minimum-threshold exceeds maximum-threshold")
-    probability = weight = None
-    for index in range(0, len(options), 2):
-        keyword, value = options[index], options[index + 1 : index + 2]
-        if keyword not in ("max-mark-probability", "weight"):
-            raise invalid()
-        if not value:
-            raise incomplete()
-        if keyword == "max-mark-probability" and probability is None and weight is None:
-            probability = number(value[0], keyword, 1, 100)
-        elif keyword == "weight" and weight is None:
-            weight = number(value[0], keyword, 0, 15)
-        else:
-            raise invalid()
-    return EcnThresholds(lo, low_unit, hi, high_unit, probability, weight)
+__all__ += ["CliError", "keep_verbatim"]

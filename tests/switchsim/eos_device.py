@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .device import Device, log, read_record
+from .device import RECORD_FORMAT, Device, log, read_record, write_json_atomic
 from .eos_config import Grammar
 from .eos_model import EosConfig
 from .eos_profiles import EosProfile, eos_profile
 from .eos_render import running_config
-from .eos_view import config_from_state, parse_config, state_view
+from .eos_view import boot_config, config_from_state, parse_config, state_view
 from .model import SwitchState, default_state, eos_version_of
 from .replies import CliError
 from .spec import DeviceSpec
@@ -104,7 +104,12 @@ class EosDevice(Device):
         return state.model, state.nos_version, config_from_state(state)
 
     def _load(self, text: str) -> EosConfig:
-        return parse_config(text, self.profile.queue_kinds)
+        """A saved configuration, booted as EOS boots one: a line the platform refuses
+        is logged and skipped."""
+        config, refused = boot_config(text, self.profile.queue_kinds)
+        for line, reason in refused:
+            log.warning("%s: configuration line %r refused on boot: %s", self.name, line, reason)
+        return config
 
     def text(self, config: EosConfig) -> str:
         """``show running-config`` text of `config` on this device."""
@@ -256,3 +261,26 @@ class EosDevice(Device):
         self.running = self.startup.clone()
         self.version = eos_version_of(self.startup.boot_image)
         self.save()
+
+
+def write_boot_record(
+    path: Path, name: str, config: str, model: str, version: str, boot_image: str
+) -> None:
+    """Make `path` the saved record of an EOS switch that boots `config` (a ``show
+    running-config`` text, a real switch's or a test's) as running and startup
+    configuration; `SwitchSim.add_device` then starts the device from it."""
+    header = f"! boot system {boot_image}\n"
+    write_json_atomic(
+        path,
+        {
+            "format": RECORD_FORMAT,
+            "name": name,
+            "dialect": "eos",
+            "write_count": 0,
+            "model": model,
+            "nos_version": version,
+            "running_config": header + config,
+            "startup_config": header + config,
+            "pending_revert": None,
+        },
+    )

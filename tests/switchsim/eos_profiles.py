@@ -13,11 +13,15 @@ simulated EOS switch behaves as (`DeviceSpec.profile`).
   ``commitTimerSessionName`` and ``commitTimerExpireTime`` of
   ``show configuration sessions detail | json``.
 - ``eos-4.32-asdot-profiles``: 4.32 behaviour on a DCS-7050CX3-32S (a
-  Trident platform: unicast queues are ``uc-tx-queue``, ``tx-queue`` is
-  refused) running an engineering build, booted with a configuration in the
+  Trident platform: transmit queues are ``uc-tx-queue`` and ``mc-tx-queue``,
+  ``tx-queue`` is refused) running an engineering build, booted with a configuration in the
   style of a hand-built fabric: ECN/PFC in a ``qos profile`` applied with
   ``service-profile``, asdot ASN notation, a BGP peer group, an IPv6
   neighbour and switchport (bridged) ports.
+- ``eos-4.33-tomahawk``: EOS 4.33.1F on a DCS-7060X6-64PE (Tomahawk 5, the
+  AI-fabric leaf): ``uc-tx-queue``/``mc-tx-queue`` as on Trident, 4.32-style
+  sessions; a configuration booted on it (`eos_view.boot_config`) comes from the
+  caller.
 
 The identity of a spec's initial state (model, version, boot image) wins
 over the profile's; the profile always decides behaviour.
@@ -141,8 +145,17 @@ PROFILES: dict[str, EosProfile] = {
         "flash:EOS-4.32.0F.swi",
         COMMITTED,
         False,
-        ("uc-tx-queue",),
+        ("uc-tx-queue", "mc-tx-queue"),
         _ASDOT_CONFIG,
+    ),
+    "eos-4.33-tomahawk": EosProfile(
+        "eos-4.33-tomahawk",
+        "DCS-7060X6-64PE",
+        "4.33.1F",
+        "flash:EOS-4.33.1F.swi",
+        COMMITTED,
+        False,
+        ("uc-tx-queue", "mc-tx-queue"),
     ),
 }
 

@@ -2,10 +2,12 @@
 
 The text follows EOS's order and indentation: header comments, hostname,
 qos profiles, interfaces (every port, configured or not), ``ip routing``,
-``qos map``, route-maps, ``router bgp``, ``end``; three spaces per level, a
-``!`` line closing each block.  ``| json`` is derived from the rendered text
-in EOS's ``{"cmds": {"interface Ethernet1": {"cmds": {"mtu 9214": null}}}}``
-shape, so text and JSON never disagree.
+``qos map``, route-maps, ``router bgp``, the commands kept verbatim, ``end``;
+three spaces per level, a ``!`` line closing each block.  Lines kept verbatim
+(`eos_blocks`) follow the modeled lines of their mode, in the order given.
+``| json`` is derived from the rendered text in EOS's
+``{"cmds": {"interface Ethernet1": {"cmds": {"mtu 9214": null}}}}`` shape (``!!``
+comments in a block's ``comments``), so text and JSON never disagree.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ import difflib
 import ipaddress
 from typing import Any
 
+from .eos_blocks import is_separator, render_all
 from .eos_model import (
     EcnThresholds,
     EosBgp,
     EosConfig,
+    EosFamily,
     EosInterface,
     EosPeer,
     QosSettings,
-    asn_text,
 )
 from .model import natural_key
 
@@ -31,6 +34,7 @@ _BLOCK_STARTERS = (
     "router ",
     "tx-queue ",
     "uc-tx-queue ",
+    "mc-tx-queue ",
     "qos profile ",
     "route-map ",
     "address-family ",
@@ -65,6 +69,9 @@ def running_config(config: EosConfig, model: str, version: str) -> str:
         lines.append("!")
     if config.bgp is not None:
         lines += [*_bgp_lines(config.bgp), "!"]
+    lines += render_all(config.extra, 0)
+    if config.extra:
+        lines.append("!")
     lines.append("end")
     return "\n".join(lines)
 
@@ -88,6 +95,8 @@ def _interface_lines(port: EosInterface) -> list[str]:
         lines.append(f"mtu {port.mtu}")
     if port.l2_mtu is not None:
         lines.append(f"l2 mtu {port.l2_mtu}")
+    if port.switchport and port.switchport_line:
+        lines.append("switchport")
     if not port.switchport:
         lines.append("no switchport")
     if port.ipv4:
@@ -95,17 +104,33 @@ def _interface_lines(port: EosInterface) -> list[str]:
     lines += [f"ipv6 address {address}" for address in port.ipv6]
     if port.service_profile:
         lines.append(f"service-profile {port.service_profile}")
-    return [INDENT + line for line in lines] + _qos_lines(port.qos, 1)
+    lines += port.stated
+    single = [block for block in port.extra if not block.children]
+    nested = [block for block in port.extra if block.children]
+    return (
+        [INDENT + line for line in lines]
+        + render_all(single, 1)
+        + _qos_lines(port.qos, 1)
+        + render_all(nested, 1)
+    )
 
 
 def _qos_lines(qos: QosSettings, depth: int) -> list[str]:
     pad = INDENT * depth
-    lines = []
+    lines = render_all(qos.extra, depth)
     if qos.pfc is not None:
         lines.append(pad + ("priority-flow-control on" if qos.pfc else "no priority-flow-control"))
-    lines += [pad + f"priority-flow-control priority {p} no-drop" for p in sorted(qos.no_drop)]
-    for (kind, queue), ecn in sorted(qos.queues.items()):
-        lines += [pad + "!", pad + f"{kind} {queue}", pad + INDENT + ecn_line(ecn)]
+    prios = sorted(qos.no_drop | qos.drop)
+    lines += [
+        pad + f"priority-flow-control priority {p} {'no-drop' if p in qos.no_drop else 'drop'}"
+        for p in prios
+    ]
+    for key in qos.queue_keys():
+        lines += [pad + "!", pad + f"{key[0]} {key[1]}"]
+        ecn = qos.queues.get(key)
+        if ecn is not None:
+            lines.append(pad + INDENT + ecn_line(ecn))
+        lines += render_all(qos.queue_extra.get(key, []), depth + 1)
     return lines
 
 
@@ -135,23 +160,23 @@ def _activation_key(who: str) -> tuple[int, int, int, str]:
     return 0, version, value, ""
 
 
-def _peer_lines(who: str, peer: EosPeer, dotted: bool) -> list[str]:
+def _peer_lines(who: str, peer: EosPeer, bgp: EosBgp) -> list[str]:
     lines = []
     if peer.peer_group:
         lines.append(f"neighbor {who} peer group {peer.peer_group}")
     if peer.remote_as is not None:
-        lines.append(f"neighbor {who} remote-as {asn_text(peer.remote_as, dotted)}")
+        lines.append(f"neighbor {who} remote-as {bgp.shown(peer.remote_as)}")
     if peer.description:
         lines.append(f"neighbor {who} description {peer.description}")
     if peer.route_map_in:
         lines.append(f"neighbor {who} route-map {peer.route_map_in} in")
     if peer.route_map_out:
         lines.append(f"neighbor {who} route-map {peer.route_map_out} out")
-    return lines
+    return lines + [block.line for block in peer.extra]
 
 
 def _bgp_lines(bgp: EosBgp) -> list[str]:
-    body = []
+    body = list(bgp.stated)
     if bgp.asdot:
         body.append("bgp asn notation asdot")
     if bgp.router_id:
@@ -161,17 +186,31 @@ def _bgp_lines(bgp: EosBgp) -> list[str]:
         body.append(f"maximum-paths {bgp.maximum_paths}{ecmp}")
     for name in sorted(bgp.peer_groups):
         body.append(f"neighbor {name} peer group")
-        body += _peer_lines(name, bgp.peer_groups[name], bgp.asdot)
+        body += _peer_lines(name, bgp.peer_groups[name], bgp)
     for address in sorted(bgp.neighbors, key=_peer_key):
-        body += _peer_lines(address, bgp.neighbors[address], bgp.asdot)
-    lines = [f"router bgp {asn_text(bgp.asn, bgp.asdot)}"] + [INDENT + line for line in body]
-    for family in ("ipv4", "ipv6"):
-        peers = bgp.activated.get(family)
-        if peers:
-            lines += [INDENT + "!", f"{INDENT}address-family {family}"]
-            ordered = sorted(peers, key=_activation_key)
-            lines += [f"{INDENT * 2}neighbor {peer} activate" for peer in ordered]
+        body += _peer_lines(address, bgp.neighbors[address], bgp)
+    lines = [f"router bgp {bgp.shown(bgp.asn)}"] + [INDENT + line for line in body]
+    lines += render_all([b for b in bgp.extra if not b.children], 1)
+    for name in ("ipv4", "ipv6"):
+        family = _family_lines(bgp.families.get(name, EosFamily()))
+        if family:
+            lines += [INDENT + "!", f"{INDENT}address-family {name}"]
+            lines += [INDENT * 2 + line for line in family]
+            lines += render_all([b for b in bgp.families[name].extra if b.children], 2)
+    lines += render_all([b for b in bgp.extra if b.children], 1)
     return lines
+
+
+def _family_lines(family: EosFamily) -> list[str]:
+    """An address family's lines (its own sub-blocks aside), empty when it says nothing."""
+    lines = [f"neighbor {p} activate" for p in sorted(family.activated, key=_activation_key)]
+    lines += [f"no neighbor {p} activate" for p in sorted(family.deactivated, key=_activation_key)]
+    for direction, table in (("in", family.route_map_in), ("out", family.route_map_out)):
+        lines += [
+            f"neighbor {p} route-map {table[p]} {direction}"
+            for p in sorted(table, key=_activation_key)
+        ]
+    return lines + [block.line for block in family.extra if not block.children]
 
 
 def config_tree(text: str) -> dict[str, Any]:
@@ -179,7 +218,7 @@ def config_tree(text: str) -> dict[str, Any]:
     entries = [
         (len(line) - len(line.lstrip(" ")), line.strip())
         for line in text.splitlines()
-        if line.strip() and not line.strip().startswith("!") and line.strip() != "end"
+        if line.strip() and not is_separator(line.strip())
     ]
     header = [line + "\n" for line in text.splitlines() if line.startswith(("! device", "! boot"))]
     root: dict[str, Any] = {"cmds": {}, "comments": [], "header": header}
@@ -187,6 +226,9 @@ def config_tree(text: str) -> dict[str, Any]:
     for index, (indent, command) in enumerate(entries):
         while stack[-1][0] >= indent:
             stack.pop()
+        if command.startswith("!!"):
+            stack[-1][1]["comments"].append(command)
+            continue
         parent = stack[-1][1]["cmds"]
         has_children = index + 1 < len(entries) and entries[index + 1][0] > indent
         if has_children or command.startswith(_BLOCK_STARTERS):

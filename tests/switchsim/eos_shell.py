@@ -16,6 +16,7 @@ from typing import Any
 
 from . import eos_render as render
 from . import eos_show as show
+from . import eos_show_bgp as show_bgp
 from .eos_config import GLOBAL, EosContext, apply_line
 from .eos_device import PENDING, EosDevice
 from .eos_model import EosConfig
@@ -165,8 +166,11 @@ class EosShell:
         command, *pipes = [part.strip() for part in text.split("|")]
         as_json = False
         for pipe in pipes:
-            if pipe == "json":
-                as_json = True
+            words = pipe.split()
+            if words == ["json"] or (
+                words[:2] == ["json", "revision"] and len(words) == 3 and words[2] in "123"
+            ):
+                as_json = True  # every revision the simulator models carries the same keys
             elif pipe != "no-more":
                 raise invalid(f"unsupported filter {pipe}")
         data = self._show_data(command, as_json)
@@ -199,12 +203,23 @@ class EosShell:
             case ["show", ("ip" | "ipv6") as family, "bgp", "summary"]:
                 number = 4 if family == "ip" else 6
                 if as_json:
-                    return show.bgp_summary_json(config, facts, number)
-                return show.bgp_summary_text(config, facts, number)
+                    return show_bgp.bgp_summary_json(config, facts, number)
+                return show_bgp.bgp_summary_text(config, facts, number)
             case ["show", "ip", "bgp", "neighbors"]:
                 return (
-                    show.bgp_neighbors_json(config) if as_json else show.bgp_neighbors_text(config)
+                    show_bgp.bgp_neighbors_json(config)
+                    if as_json
+                    else show_bgp.bgp_neighbors_text(config)
                 )
+            case ["show", "bgp", "neighbors", "vrf", "all"] | [
+                "show",
+                "ip",
+                "bgp",
+                "neighbors",
+                "vrf",
+                "all",
+            ] if as_json:
+                return show_bgp.bgp_neighbors_vrfs_json(config, facts)
             case ["show", "lldp", "neighbors", "detail"] if as_json:
                 return show.lldp_json(config, device.spec.lldp, facts)
             case ["show", "lldp", "neighbors"] if not as_json:

@@ -1,15 +1,14 @@
-"""EOS show commands other than the running config, as text and as ``| json``.
+"""EOS show commands other than the running config and BGP (`eos_show_bgp`), as
+text and as ``| json``.
 
 JSON forms use the keys real EOS prints: ``show version`` (``version`` may
 carry an engineering-build remark, ``internalVersion`` the full build id),
-``show interfaces`` (``forwardingModel`` ``bridged``/``routed``; ``mtu`` is
-the L2 MTU on a bridged port, 9214 unless ``l2 mtu`` says otherwise, and
-the L3 MTU on a routed one, 1500 unless ``mtu`` says otherwise),
-``show ip|ipv6 bgp summary``, ``show ip bgp neighbors`` and
-``show lldp neighbors detail`` (``lldpNeighbors`` -> ``lldpNeighborInfo``,
-with ``interfaceId`` quoted and ``interfaceId_v2`` bare for interface-name
-port ids).  Values are effective ones (`eos_view`): a neighbour's AS may
-come from its peer group.
+``show interfaces`` (``forwardingModel`` ``bridged``/``routed``, ``dataLink`` for
+a Port-Channel member; ``mtu`` is the L2 MTU on a bridged port, 9214 unless ``l2
+mtu`` says otherwise, and the L3 MTU on a routed one, 1500 unless ``mtu`` says
+otherwise) and ``show lldp neighbors detail`` (``lldpNeighbors`` ->
+``lldpNeighborInfo``, with ``interfaceId`` quoted and ``interfaceId_v2`` bare for
+interface-name port ids).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import ipaddress
 import re
 from typing import Any
 
-from .eos_model import L2_MTU_DEFAULT, L3_MTU_DEFAULT, EosConfig, asn_text
+from .eos_model import L2_MTU_DEFAULT, EosConfig
 from .model import DeviceFacts, natural_key
 
 LLDP_TTL = 120
@@ -96,7 +95,7 @@ def interfaces_json(config: EosConfig, facts: DeviceFacts) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for index, name in enumerate(sorted(config.interfaces, key=natural_key), start=1):
         port = config.interfaces[name]
-        routed = not port.switchport
+        routed = not port.switchport and not port.lag_member()
         addresses: list[dict[str, Any]] = []
         if routed and port.ipv4:
             iface = ipaddress.IPv4Interface(port.ipv4)
@@ -113,13 +112,13 @@ def interfaces_json(config: EosConfig, facts: DeviceFacts) -> dict[str, Any]:
                 }
             )
         if routed:
-            mtu = L3_MTU_DEFAULT if port.mtu is None else port.mtu
+            mtu = config.default_l3_mtu() if port.mtu is None else port.mtu
         else:
             mtu = L2_MTU_DEFAULT if port.l2_mtu is None else port.l2_mtu
         mac = facts.port_mac(index)
         result[name] = {
             "name": name,
-            "forwardingModel": "routed" if routed else "bridged",
+            "forwardingModel": _forwarding(port.switchport, port.lag_member()),
             "lineProtocolStatus": "up",
             "interfaceStatus": "connected",
             "hardware": "ethernet",
@@ -160,115 +159,11 @@ def interfaces_text(config: EosConfig, facts: DeviceFacts) -> str:
     return "\n".join(blocks)
 
 
-def _peers(config: EosConfig, version: int | None) -> list[tuple[str, int, str | None]]:
-    """(address, effective remote AS, effective inbound route map) of working neighbours."""
-    bgp = config.bgp
-    if bgp is None:
-        return []
-    found = []
-    for address, peer in bgp.neighbors.items():
-        group = bgp.peer_groups.get(peer.peer_group or "")
-        remote_as = peer.remote_as
-        if remote_as is None and group is not None:
-            remote_as = group.remote_as
-        ip = ipaddress.ip_address(address)
-        if remote_as is None or (version is not None and ip.version != version):
-            continue
-        route_map = peer.route_map_in or (group.route_map_in if group else None)
-        found.append((address, remote_as, route_map))
-    return sorted(found, key=lambda p: _address_key(p[0]))
-
-
-def _address_key(address: str) -> tuple[int, int]:
-    ip = ipaddress.ip_address(address)
-    return ip.version, int(ip)
-
-
-def bgp_summary_json(config: EosConfig, facts: DeviceFacts, version: int) -> dict[str, Any]:
-    """``show ip bgp summary | json`` (`version` 4) or ``show ipv6 bgp summary | json`` (6)."""
-    bgp = config.bgp
-    if bgp is None:
-        return {"vrfs": {}}
-    peers = {
-        address: {
-            "version": 4,
-            "msgReceived": 0,
-            "msgSent": 0,
-            "inMsgQueue": 0,
-            "outMsgQueue": 0,
-            "asn": asn_text(remote_as, bgp.asdot),
-            "prefixAccepted": 0,
-            "prefixReceived": 0,
-            "upDownTime": round(facts.boot_time, 3),
-            "underMaintenance": False,
-            "peerState": "Established",
-        }
-        for address, remote_as, _route_map in _peers(config, version)
-    }
-    vrf = {
-        "vrf": "default",
-        "routerId": bgp.router_id or "0.0.0.0",
-        "asn": asn_text(bgp.asn, bgp.asdot),
-        "peers": peers,
-    }
-    return {"vrfs": {"default": vrf}}
-
-
-def bgp_summary_text(config: EosConfig, facts: DeviceFacts, version: int) -> str:
-    """``show ip bgp summary`` / ``show ipv6 bgp summary``."""
-    data = bgp_summary_json(config, facts, version)["vrfs"]
-    if not data:
-        return "% BGP inactive"
-    vrf = data["default"]
-    lines = [
-        "BGP summary information for VRF default",
-        f"Router identifier {vrf['routerId']}, local AS number {vrf['asn']}",
-        "Neighbor Status Codes: m - Under maintenance",
-        "  Neighbor         V AS           MsgRcvd   MsgSent  InQ OutQ  Up/Down State"
-        "   PfxRcd PfxAcc",
-    ]
-    for ip, peer in vrf["peers"].items():
-        lines.append(
-            f"  {ip:<16} 4 {peer['asn']:<12} {0:>7} {0:>9} {0:>4} {0:>4} 00:00:00 Estab   0      0"
-        )
-    return "\n".join(lines)
-
-
-def bgp_neighbors_json(config: EosConfig) -> dict[str, Any]:
-    """``show ip bgp neighbors | json``."""
-    bgp = config.bgp
-    if bgp is None:
-        return {"vrfs": {}}
-    peers = []
-    for address, remote_as, route_map in _peers(config, None):
-        entry: dict[str, Any] = {
-            "peerAddress": address,
-            "asn": asn_text(remote_as, bgp.asdot),
-            "localAsn": asn_text(bgp.asn, bgp.asdot),
-            "routerId": "0.0.0.0",
-            "vrf": "default",
-            "state": "Established",
-            "maxTotalRoutes": 0,
-        }
-        if route_map:
-            entry["routeMapInbound"] = route_map
-        peers.append(entry)
-    return {"vrfs": {"default": {"peerList": peers}}}
-
-
-def bgp_neighbors_text(config: EosConfig) -> str:
-    """``show ip bgp neighbors``."""
-    if config.bgp is None:
-        return "% BGP inactive"
-    lines = []
-    for peer in bgp_neighbors_json(config)["vrfs"]["default"]["peerList"]:
-        lines.append(
-            f"BGP neighbor is {peer['peerAddress']}, remote AS {peer['asn']}, external link"
-        )
-        lines.append("  BGP state is Established")
-        if "routeMapInbound" in peer:
-            lines.append(f"  Inbound route map is {peer['routeMapInbound']}")
-    return "\n".join(lines)
+def _forwarding(switchport: bool, lag_member: bool) -> str:
+    """``forwardingModel``: a Port-Channel member forwards as part of its LAG."""
+    if lag_member:
+        return "dataLink"
+    return "bridged" if switchport else "routed"
 
 
 def _chassis_id(system: str) -> str:

@@ -7,12 +7,15 @@ address only on a routed port, PFC priorities only where PFC is on).
 describes, in the plain style (per-port lines, ``tx-queue``/``uc-tx-queue``
 per platform, thresholds in kbytes); EOS has no PFC headroom or xoff
 setting, so those fields of the state are not carried over.
-`parse_config` reads a saved ``show running-config`` text back.
+`parse_config` boots a ``show running-config`` text (a saved one, or a real
+switch's): each line goes through the grammar in the mode its indentation puts
+it in, and the sub-modes the simulator does not model are kept whole.
 """
 
 from __future__ import annotations
 
-from .eos_config import GLOBAL, Grammar, apply_line
+from .eos_blocks import Block, block_tree, clone_all
+from .eos_config import GLOBAL, EosContext, Grammar, apply_line
 from .eos_model import (
     L3_MTU_DEFAULT,
     EcnThresholds,
@@ -22,7 +25,9 @@ from .eos_model import (
     EosPeer,
     QosSettings,
 )
+from .eos_modes import lines_of
 from .model import MTU_MAX, BgpNeighbor, BgpState, EcnQueue, InterfaceState, SwitchState
+from .replies import CliError
 
 ECN_DEFAULT_PROBABILITY = 100
 
@@ -83,7 +88,7 @@ def state_view(config: EosConfig, model: str, version: str) -> SwitchState:
                 probability = thresholds.probability or ECN_DEFAULT_PROBABILITY
                 ecn[queue] = EcnQueue(kilobytes[0], kilobytes[1], probability)
         interfaces[name] = InterfaceState(
-            mtu=L3_MTU_DEFAULT if port.mtu is None else port.mtu,
+            mtu=config.default_l3_mtu() if port.mtu is None else port.mtu,
             description=port.description,
             ipv4=None if port.switchport else port.ipv4,
             pfc_priorities=sorted(qos.no_drop) if qos.pfc else [],
@@ -107,7 +112,7 @@ def _bgp_view(bgp: EosBgp) -> BgpState:
         remote_as = peer.remote_as if peer.remote_as is not None else group.remote_as
         if ":" in address or remote_as is None:
             continue
-        neighbors[address] = BgpNeighbor(remote_as, peer.route_map_in or group.route_map_in)
+        neighbors[address] = BgpNeighbor(remote_as, bgp.policy(address, "ipv4", "in"))
     return BgpState(
         asn=bgp.asn,
         router_id=bgp.router_id,
@@ -117,15 +122,53 @@ def _bgp_view(bgp: EosBgp) -> BgpState:
 
 
 def parse_config(text: str, queue_kinds: tuple[str, ...]) -> EosConfig:
-    """Rebuild a configuration from its ``show running-config`` text."""
-    config = EosConfig(hostname="", boot_image="")
-    grammar = Grammar(queue_kinds=queue_kinds, create_interfaces=True, mtu_max=MTU_MAX)
-    context = GLOBAL
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("! boot system "):
-            config.boot_image = stripped.removeprefix("! boot system ")
-        if not stripped or stripped.startswith("!") or stripped == "end":
-            continue
-        context, _notice = apply_line(config, context, stripped, grammar)
+    """Read a configuration from its ``show running-config`` text; ValueError naming
+    the first line the platform refuses."""
+    config, refused = boot_config(text, queue_kinds)
+    if refused:
+        line, reason = refused[0]
+        raise ValueError(f"configuration line {line!r} refused: {reason}")
     return config
+
+
+def boot_config(text: str, queue_kinds: tuple[str, ...]) -> tuple[EosConfig, list[tuple[str, str]]]:
+    """Boot a configuration as EOS boots its startup-config: every line in the mode
+    its indentation puts it in, a refused line reported (line, EOS's answer) and
+    skipped, the rest applied."""
+    config = EosConfig(hostname="localhost", boot_image="")  # EOS's name until one is set
+    for raw in text.splitlines():
+        if raw.strip().startswith("! boot system "):
+            config.boot_image = raw.strip().removeprefix("! boot system ")
+    grammar = Grammar(queue_kinds=queue_kinds, create_interfaces=True, mtu_max=MTU_MAX)
+    refused: list[tuple[str, str]] = []
+    _load(config, GLOBAL, block_tree(text), grammar, refused)
+    return config, refused
+
+
+def _load(
+    config: EosConfig,
+    mode: EosContext,
+    blocks: list[Block],
+    grammar: Grammar,
+    refused: list[tuple[str, str]],
+) -> None:
+    """Apply `blocks` in `mode`: a modeled sub-mode's lines in that sub-mode, an
+    unmodeled one's kept as they are."""
+    for block in blocks:
+        try:
+            context, _notice = apply_line(config, mode, block.line, grammar)
+        except CliError as exc:
+            refused.append((block.line, str(exc)))
+            continue
+        if not block.children:
+            continue
+        if context.kind == "opaque":
+            lines_of(config, context).extend(clone_all(block.children))
+        elif context != mode and context.kind != "global":
+            _load(config, context, block.children, grammar, refused)
+        else:  # an unmodeled line of `mode` that carries lines of its own
+            found = [b for b in lines_of(config, context) if b.line == block.line]
+            if found:
+                found[-1].children.extend(clone_all(block.children))
+            else:
+                refused.append((block.line, "% Invalid input (no sub-mode)"))
