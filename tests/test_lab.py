@@ -605,3 +605,17 @@ def test_bulk_read_of_a_4096_node_lab_is_fast(tmp_path: Path) -> None:
     assert len(everything) == 4096 and sum(map(len, everything.values())) == 4096 * 44
     assert took < 5.0, f"read_all_running took {took:.2f} s"
     store.close()
+
+
+def test_every_orion_switch_in_the_lab_holds_its_ecn_thresholds(
+    orion_fleet: Fleet, tmp_path: Path
+) -> None:
+    """The lab's EOS and SONiC switches take the RoCE queue's ECN thresholds: an ECN
+    change reaches all 12 backend switches, none is left out as inexpressible."""
+    store = LabStore(tmp_path / "lab.db")
+    create_lab(store, orion_fleet, drift=0, older_firmware=False)
+    running = store.read_all_running()
+    switches = [n for n, d in orion_fleet.devices.items() if d.role.value in ("leaf", "spine")]
+    assert len(switches) == 12
+    assert all("qos/ecn/3/kmin_kb" in running[name] for name in switches)
+    store.close()

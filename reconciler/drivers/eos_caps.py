@@ -48,7 +48,7 @@ def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | N
 
 
 def _ecn_rule(queue: str, observed: Mapping[str, Scalar]) -> str | None:
-    if not any(p.startswith("interfaces/") and p.endswith("/mode") for p in observed):
+    if not any(p.startswith("interfaces/Ethernet") for p in observed):
         return "the switch reports no Ethernet port to configure ECN on"
     units = str(observed.get(f"qos/ecn/{queue}/threshold_unit") or "").split(",")
     other = [u for u in units if u and u not in _BYTE_UNITS]
