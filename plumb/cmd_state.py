@@ -79,3 +79,31 @@ def state_upgrade(path: PathArg = Path(".")) -> None:
         )
     else:
         typer.echo(f"{shown} is at schema version {done.after}, the current one: nothing to do")
+
+
+@state_app.command("new-history")
+def state_new_history(
+    path: PathArg = Path("."),
+    reason: Annotated[
+        str, typer.Option(help="Why the old state database is not coming back (audited).")
+    ] = "",
+) -> None:
+    """Start a new state history where the database file was deleted: the old audit
+    log, freeze, journal and pins are not recovered; the new log's first record says
+    who started it and why."""
+    from reconciler.state.dbfile import history_marker
+    from reconciler.state.location import fleet_state_location, is_postgres_url
+
+    if not reason.strip():
+        raise fail("--reason is required: starting a new state history is audited")
+    root = fleet_root(path)
+    location = fleet_state_location(root, read_config(root))
+    if is_postgres_url(location):
+        raise fail("a PostgreSQL state database keeps its history: nothing to start afresh")
+    database = Path(location)
+    if database.exists():
+        raise fail(f"{database} is there: its history goes on (nothing to do)", 1)
+    history_marker(database).unlink(missing_ok=True)
+    with fleet_context(path) as context:
+        context.audit("decision", detail={"state": "new history", "reason": reason})
+    typer.echo(f"started a new state history in {database}: {reason}")

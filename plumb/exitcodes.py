@@ -45,6 +45,8 @@ COMMANDS: dict[str, tuple[tuple[int, ...], str]] = {
     "pins list": ((), ""),
     "pins release": ((), ""),
     "state migrate": ((NO,), "1: the target database refuses or cannot be reached"),
+    "state upgrade": ((), ""),
+    "state new-history": ((NO,), "1: the database is there: its history goes on"),
     "inventory export": ((), ""),
     "inventory expand": ((), ""),
     "inventory import": ((NO,), "1: drift under --check, or a record NetBox and git disagree on"),

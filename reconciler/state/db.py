@@ -45,8 +45,10 @@ from reconciler.state.dbfile import (
     create_atomically,
     damaged,
     keep_out_of_git,
+    mark_history,
     read_only,
     refuse_empty,
+    refuse_lost_history,
     translate,
     writable,
 )
@@ -229,6 +231,7 @@ def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> Sta
     if not path.exists():
         if not os.access(path.parent, os.W_OK):
             return _empty_read_only(path, clock, "the state directory is not writable")
+        refuse_lost_history(path)
         create_atomically(path, lambda conn: _create(conn, path, now), BUSY_TIMEOUT_MS / 1000)
     refuse_empty(path)
     if not writable(path):
@@ -246,6 +249,7 @@ def open_state_db(path: Path, *, clock: Callable[[], datetime] = utc_now) -> Sta
     except BaseException:
         conn.close()
         raise
+    mark_history(path, now.isoformat(timespec="seconds"))
     return StateDB(conn, path, clock)
 
 

@@ -117,6 +117,41 @@ def keep_out_of_git(state_dir: Path) -> None:
             marker.write_text(STATE_GITIGNORE)
 
 
+HISTORY_SUFFIX = ".history"
+
+
+def history_marker(path: Path) -> Path:
+    """``plumb.db.history`` beside the database: written when its history begins, so a
+    database file deleted later is noticed instead of silently starting afresh."""
+    return path.with_name(path.name + HISTORY_SUFFIX)
+
+
+class HistoryLost(StateError):
+    """The database is gone but its history marker says there was one."""
+
+
+def refuse_lost_history(path: Path) -> None:
+    """Refuse to create a database where one was (its marker remains): the audit log,
+    lease, freeze and journal would begin again with no word."""
+    marker = history_marker(path)
+    if not path.exists() and marker.exists():
+        began = marker.read_text(errors="replace").strip()
+        raise HistoryLost(
+            f"{path} is gone, but the fleet's state history began there ({began}): a new"
+            " database would lose the audit log, lift a freeze and forget rollouts and pins."
+            " Restore it from a backup, or start a new history on purpose with"
+            " `plumb state new-history --reason TEXT`"
+        )
+
+
+def mark_history(path: Path, began: str) -> None:
+    """Write the history marker of ``path`` if it is missing (best effort)."""
+    marker = history_marker(path)
+    if not marker.exists():
+        with contextlib.suppress(OSError):
+            marker.write_text(f"state history of {path.name} since {began}\n")
+
+
 def writable(path: Path) -> bool:
     """Whether plumb may write ``path`` (and its ``-wal``/``-shm`` files beside it)."""
     return os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
