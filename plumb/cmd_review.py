@@ -31,6 +31,7 @@ from plumb.cmd_snapshot import read_snapshot
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN, Policy
 from policies.repo import load_repo_policies
+from reconciler.plan import Holds
 from rollouts.load import ROLLOUTS_DIR, LoadedSpec, load_rollout
 
 if TYPE_CHECKING:
@@ -134,6 +135,33 @@ def _specs(
     return specs, problems
 
 
+def _repo_specs(root: Path) -> list[LoadedSpec]:
+    """Head's rollout specs: for a change that brings none, the ones that carry it are
+    the rollouts an operator would run (a spec that does not load is not one)."""
+    found: list[LoadedSpec] = []
+    for file in sorted((root / ROLLOUTS_DIR).glob("*.y*ml")):
+        try:
+            found.append(load_rollout(root, str(file)))
+        except InputError:
+            continue
+    return found
+
+
+def _holds(path: Path, fleet: Fleet) -> Holds:
+    """The rollback pins of the working tree's state database, when it has one: a
+    pinned field is HELD in the review's plan as in ``plumb plan``."""
+    from reconciler.state.db import open_state_db
+    from reconciler.state.location import sqlite_path
+
+    if fleet.config.state.backend != "sqlite":
+        return {}
+    database = sqlite_path(path.resolve(), fleet.config)
+    if not database.is_file():
+        return {}
+    with open_state_db(database) as db:
+        return {d: dict(p) for d, p in db.journal.holds().items()}
+
+
 def _write(text: str, file: Path) -> None:
     try:
         file.write_text(text)
@@ -177,10 +205,15 @@ def _inputs(
     )
     specs: list[LoadedSpec] = []
     spec_problems: list[Problem] = []
+    repo_specs: list[LoadedSpec] = []
     observed = BASE_SOURCE
+    holds: Holds = {}
     if head_fleet is not None:
         specs, spec_problems = _specs(head_root, files, options.rollouts)
+        if not specs and not spec_problems:
+            repo_specs = _repo_specs(head_root)
         observed = _observed(options.path, head_fleet, options.against)
+        holds = _holds(options.path, head_fleet)
     return ReviewInputs(
         base=RevisionInfo(old.name, old.commit, old.summary),
         head=RevisionInfo(new.name, new.commit, new.summary),
@@ -196,6 +229,8 @@ def _inputs(
         specs=specs,
         spec_problems=spec_problems,
         today=options.today,
+        holds=holds,
+        repo_specs=repo_specs,
     )
 
 

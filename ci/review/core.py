@@ -9,7 +9,7 @@ base revision's rendered intent, as if the fleet ran exactly what base declares.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from ci.review.rollout import review_rollouts
 from intent.fleet import Fleet
 from inventory.problems import Problem
 from policies.engine import Policy, PolicyReport, evaluate
-from reconciler.plan import Plan
+from reconciler.plan import Holds, Plan
 from reconciler.render import DesiredFleet, render_desired
 from rollouts.load import LoadedSpec
 
@@ -55,17 +55,26 @@ class ReviewInputs:
     specs: Sequence[LoadedSpec] = ()
     spec_problems: Sequence[Problem] = ()
     today: date = date(2000, 1, 1)
+    holds: Holds = field(default_factory=dict)  # rollback pins of the working tree's state
+    repo_specs: Sequence[LoadedSpec] = ()  # head's specs, for a change that adds none
 
 
 def implied_plan(
-    head: Fleet, head_desired: DesiredFleet, base_desired: DesiredFleet, observed: ObservedSource
+    head: Fleet,
+    head_desired: DesiredFleet,
+    base_desired: DesiredFleet,
+    observed: ObservedSource,
+    holds: Holds | None = None,
 ) -> Plan:
-    """Head's plan against the observed states, or against base's rendered intent."""
+    """Head's plan against the observed states, or against base's rendered intent;
+    fields a rollback pinned are HELD, as ``plumb plan`` shows them."""
     if observed.states is None:
         states = states_of_revision(base_desired, head.devices)
-        return plan_from_states(head, states, desired=head_desired)
+        return plan_from_states(head, states, desired=head_desired, holds=holds)
     missing = NOT_IN_LAB if observed.kind == "lab" else NOT_IN_SNAPSHOT
-    return plan_from_states(head, observed.states, missing=missing, desired=head_desired)
+    return plan_from_states(
+        head, observed.states, missing=missing, desired=head_desired, holds=holds
+    )
 
 
 def blockers_of(
@@ -127,9 +136,11 @@ def build_review(inputs: ReviewInputs) -> Review:
     intent = intent_delta(base, head)
     base_desired, head_desired = render_desired(base), render_desired(head)
     moved = rendered_delta(base_desired, head_desired)
-    plan = implied_plan(head, head_desired, base_desired, inputs.observed)
+    plan = implied_plan(head, head_desired, base_desired, inputs.observed, inputs.holds)
     drained = drain(head, intent.settings, moved)
-    rollouts = review_rollouts(head, plan, moved, inputs.specs, drain=drained.required)
+    rollouts = review_rollouts(
+        head, plan, moved, inputs.specs, drain=drained.required, repo_specs=inputs.repo_specs
+    )
     delta = policy_delta(base_report, head_report)
     touched = touched_devices(head, intent.settings, moved, intent.devices)
     intent = replace(intent, settings=applies_to(head, intent.settings, moved))

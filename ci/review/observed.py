@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from intent.fleet import Fleet
-from reconciler.plan import Plan, build_plan
+from reconciler.plan import Holds, Plan, build_plan
 from reconciler.render import DesiredFleet, render_desired
 from reconciler.settings import Scalar, State, as_desired_state
 
@@ -48,13 +48,14 @@ def plan_from_states(
     names: Sequence[str] | None = None,
     missing: str = NOT_IN_SNAPSHOT,
     desired: DesiredFleet | None = None,
+    holds: Holds | None = None,
 ) -> Plan:
     """The plan of ``names`` (default: every device) against recorded ``states``, the
     devices cabled to them included in the safety proof, as ``plumb plan`` makes it."""
     chosen = list(fleet.devices) if names is None else list(names)
     observed, errors = recorded([*chosen, *cabled_to(fleet, chosen)], states, missing)
     wanted = desired if desired is not None else render_desired(fleet, chosen)
-    return build_plan(fleet, wanted, observed, errors=errors)
+    return build_plan(fleet, wanted, observed, errors=errors, holds=holds)
 
 
 def states_of_revision(rendered: DesiredFleet, devices: Iterable[str]) -> dict[str, State]:

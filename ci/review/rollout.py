@@ -1,5 +1,6 @@
 """The rollout a change needs (pure): planned from each rollout spec the change adds or
-edits, or else from the default spec below, against the change's reconcile plan.
+edits, else from the repo's specs that carry what it moves, or else from the default
+spec below, against the change's reconcile plan.
 
 A spec from the change is planned exactly as ``plumb rollout plan`` plans it (its
 ``targets`` say what it carries). The default spec carries the plan's changes of the
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 
 from ci.review.model import RolloutReview
 from intent.fleet import Fleet
 from reconciler.plan import Plan
+from reconciler.select import SelectError, select_devices
 from reconciler.settings import Change
 from rollouts.caps import PlanError
 from rollouts.load import LoadedSpec
@@ -95,6 +98,41 @@ def review_spec(fleet: Fleet, plan: Plan, loaded: LoadedSpec) -> RolloutReview:
     return RolloutReview(source, loaded.spec, plan=result)
 
 
+def review_repo_spec(
+    fleet: Fleet, plan: Plan, moved: Mapping[str, Sequence[Change]], loaded: LoadedSpec
+) -> RolloutReview | None:
+    """A spec already in the repo, planned over what the change moves on the devices it
+    selects and the paths it carries; None when it carries none of the change."""
+    spec = loaded.spec
+    try:
+        selected = set(select_devices(fleet.devices.values(), spec.targets.select))
+    except SelectError:
+        return None
+    globs = spec.targets.paths
+    changes = {
+        name: kept
+        for name, carried in carried_changes(plan, moved).items()
+        if name in selected
+        and (
+            kept := tuple(
+                c for c in carried if not globs or any(fnmatchcase(c.path, g) for g in globs)
+            )
+        )
+    }
+    if not changes:
+        return None
+    unknown = {n: e for n, e in plan.unknown().items() if n in moved and n in selected}
+    chosen = tuple(n for n in moved if n in selected)
+    at_intent = tuple(n for n in chosen if n not in changes and n not in unknown)
+    try:
+        result = plan_changes(fleet, spec, changes, chosen, at_intent, unknown)
+    except PlanError as exc:
+        return RolloutReview(
+            loaded.doc.path, spec, error=exc.message, error_at=loaded.where(*exc.field)
+        )
+    return RolloutReview(loaded.doc.path, spec, plan=result)
+
+
 def review_rollouts(
     fleet: Fleet,
     plan: Plan,
@@ -102,8 +140,18 @@ def review_rollouts(
     specs: Sequence[LoadedSpec],
     *,
     drain: bool,
+    repo_specs: Sequence[LoadedSpec] = (),
 ) -> tuple[RolloutReview, ...]:
-    """One review per spec of the change, or the default spec's when it has none."""
+    """One review per spec of the change; for a change that brings none, each spec of
+    the repo that carries some of what it moves (as the operator would run it); the
+    default spec's only when no spec of the repo selects the change."""
     if specs:
         return tuple(review_spec(fleet, plan, loaded) for loaded in specs)
+    carrying = [
+        review
+        for review in (review_repo_spec(fleet, plan, moved, loaded) for loaded in repo_specs)
+        if review is not None
+    ]
+    if carrying:
+        return tuple(carrying)
     return (review_default(fleet, plan, moved, drain=drain),)
