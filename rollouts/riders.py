@@ -13,8 +13,10 @@ therefore also takes, within every cap:
   then any other node of the gang that fits;
 * then any switch whose every gang behind it is already stalled.
 
-A rider never stalls a gang the canaries do not: it costs no GPU-hour. A canary wave
-grows to at most ``growth`` x its canaries (rounded up), so the canary stays a canary;
+A rider never stalls a gang the canaries do not: it costs no GPU-hour. It is still
+exposed to the change, so a canary wave grows to at most ``growth`` x its canaries
+(rounded up) and never beyond twice its canaries: the canary stays a canary however
+fast the later waves grow;
 nodes in no gang and switches with nothing behind them never ride (they cost nothing
 in any wave).
 """
@@ -31,7 +33,7 @@ from rollouts.topology import Seat
 
 def rider_limit(canaries: int, growth: float) -> int:
     """The most targets a canary wave of ``canaries`` may hold with its riders."""
-    return max(canaries, math.ceil(canaries * growth - EPSILON))
+    return max(canaries, min(math.ceil(canaries * growth - EPSILON), 2 * canaries))
 
 
 def pick_riders(
