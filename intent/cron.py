@@ -1,30 +1,52 @@
-"""Five-field cron expressions (minute hour day-of-month month day-of-week), as
-``plumb.yaml``'s sync windows write them: parsed once when the fleet is loaded, then
-matched against wall-clock minutes.
+"""Cron schedules of ``plumb.yaml``'s sync windows: checked when the fleet is loaded
+(:func:`parse_cron`, whose message the loader reports at the schedule's line), then
+asked by the controller when they next fire (:meth:`Cron.first_fire_after`).
 
-Each field takes ``*``, a number, a range ``a-b``, a step ``*/n`` or ``a-b/n``, and
-comma-separated lists of these; months and weekdays also take their three-letter
-English names (``jan``, ``mon``). Day of week runs 0-7 with both 0 and 7 for Sunday.
-As in Vixie cron, when both day-of-month and day-of-week are restricted (neither is
-``*``), a day matches if either does.
+Parsing and iteration are cronsim's, which follows Debian's cron:
+
+* five fields, minute hour day-of-month month day-of-week, each ``*``, a number, a
+  range ``a-b``, a step ``*/n``, ``a-b/n`` or ``a/n``, or a comma-separated list of
+  these; months and weekdays also by English name (``jan``, ``mon-fri``), in any case;
+  day of week runs 0-7, both 0 and 7 being Sunday; ``L`` (last day of the month),
+  ``LW`` (its last weekday), ``5L`` (last Friday) and ``mon#2`` (second Monday);
+* when both day fields are restricted (neither starts with ``*``), a day matches if
+  either does; otherwise both must;
+* in a time zone with daylight saving time, a schedule at a fixed hour and minute
+  fires once a day: in the hour skipped in spring it fires when the clock jumps, in
+  the hour repeated in autumn only the first time round.
+
+plumb adds the nicknames users paste (:data:`NICKNAMES`), refuses what is not a
+five-field minute schedule (cronsim also reads a sixth, seconds field) or never fires,
+and words the errors so that they say which field is wrong and what it may hold.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+from cronsim import CronSim, CronSimError
 
-# name, lowest, highest, names (index + offset = value)
-_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
-    ("minute", 0, 59, {}),
-    ("hour", 0, 23, {}),
-    ("day of month", 1, 31, {}),
-    ("month", 1, 12, {name: i + 1 for i, name in enumerate(_MONTHS)}),
-    ("day of week", 0, 7, {name: i for i, name in enumerate(_DAYS)}),
+NICKNAMES = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+
+# cronsim's field names, in the order of a five-field expression, with what each holds
+_FIELDS = (
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day-of-month", "1-31, L or LW"),
+    ("month", "1-12 or jan-dec"),
+    ("day-of-week", "0-7 or sun-sat, 0 and 7 being Sunday; 5L, mon#2"),
 )
+_FORMS = "*, a-b, */n, a-b/n, or a list of these separated by commas"
+_ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)  # any instant: a schedule is checked from it
 
 
 class CronError(ValueError):
@@ -33,86 +55,72 @@ class CronError(ValueError):
 
 @dataclass(frozen=True)
 class Cron:
-    """A parsed expression: the allowed values of each field."""
+    """A schedule that parsed: as written, and as the five fields cronsim reads."""
 
     text: str
-    minutes: frozenset[int]
-    hours: frozenset[int]
-    days: frozenset[int]
-    months: frozenset[int]
-    weekdays: frozenset[int]  # 0 = Sunday (a 7 is folded onto 0)
-    any_day: bool  # day of month is *
-    any_weekday: bool  # day of week is *
+    expression: str
 
-    def matches(self, when: datetime) -> bool:
-        """Does the minute ``when`` (in the time zone it carries) fire?"""
-        if when.minute not in self.minutes or when.hour not in self.hours:
-            return False
-        if when.month not in self.months:
-            return False
-        day = when.day in self.days
-        weekday = (when.isoweekday() % 7) in self.weekdays
-        if self.any_day or self.any_weekday:
-            return day and weekday
-        return day or weekday
+    def first_fire_after(self, after: datetime, zone: tzinfo) -> datetime | None:
+        """The first minute strictly after the instant ``after`` at which the schedule
+        fires on ``zone``'s wall clock, as an aware time in ``zone``; None if it does not
+        fire within fifty years."""
+        start = after.astimezone(UTC)
+        # At a fixed hour and minute cronsim steps along the wall clock, which loses
+        # which of an autumn's repeated hours ``after`` was in: it may give a minute of
+        # the first one, before ``after``; the next one it gives is a day later.
+        for fired in CronSim(self.expression, start.astimezone(zone)):
+            if fired.astimezone(UTC) > start:
+                return fired
+        return None
 
 
-def _value(token: str, name: str, low: int, high: int, names: dict[str, int]) -> int:
-    lowered = token.lower()
-    if lowered in names:
-        return names[lowered]
-    if not token.isdigit():
-        raise CronError(f"{name}: {token!r} is not a number")
-    value = int(token)
-    if not low <= value <= high:
-        raise CronError(f"{name}: {value} is outside {low}-{high}")
-    return value
+def _expand(text: str) -> str:
+    stripped = text.strip()
+    if not stripped.startswith("@"):
+        return stripped
+    expression = NICKNAMES.get(stripped.lower())
+    if expression is None:
+        raise CronError(
+            f"{stripped!r} is not a schedule plumb knows; the nicknames are " + ", ".join(NICKNAMES)
+        )
+    return expression
 
 
-def _field(text: str, name: str, low: int, high: int, names: dict[str, int]) -> set[int]:
-    values: set[int] = set()
-    for part in text.split(","):
-        body, _, step_text = part.partition("/")
-        step = 1
-        if step_text:
-            if not step_text.isdigit() or int(step_text) == 0:
-                raise CronError(f"{name}: step {step_text!r} is not a positive number")
-            step = int(step_text)
-        if body == "*":
-            start, end = low, high
-        elif "-" in body:
-            first, _, last = body.partition("-")
-            start = _value(first, name, low, high, names)
-            end = _value(last, name, low, high, names)
-            if start > end:
-                raise CronError(f"{name}: range {body!r} runs backwards")
-        else:
-            start = _value(body, name, low, high, names)
-            end = high if step_text else start
-        values.update(range(start, end + 1, step))
-    return values
+def _wrong_field(parts: list[str], message: str) -> CronError:
+    """cronsim's ``Bad <field>`` made to say which text is wrong and what may stand there."""
+    for index, (name, values) in enumerate(_FIELDS):
+        if message == f"Bad {name}":
+            token = parts[index]
+            if name == "day-of-month" and _parses(f"0 0 {token} * *"):
+                return CronError(
+                    f"day-of-month {token!r} never falls in month {parts[3]!r}: "
+                    "the schedule would never fire"
+                )
+            return CronError(f"{name} {token!r} is not valid: {values}; {_FORMS}")
+    return CronError(message)
+
+
+def _parses(expression: str) -> bool:
+    try:
+        CronSim(expression, _ANCHOR)
+    except CronSimError:
+        return False
+    return True
 
 
 def parse_cron(text: str) -> Cron:
-    """Parse a five-field expression; raises :class:`CronError` saying what is wrong."""
-    parts = text.split()
+    """Check a schedule; raises :class:`CronError` saying what is wrong."""
+    expression = _expand(text)
+    parts = expression.split()
     if len(parts) != 5:
         raise CronError(
             f"{text!r} has {len(parts)} field(s); a schedule has five:"
-            " minute hour day-of-month month day-of-week"
+            " minute hour day-of-month month day-of-week (or a nickname such as @daily)"
         )
-    sets = [
-        _field(part, name, low, high, names)
-        for part, (name, low, high, names) in zip(parts, _FIELDS, strict=True)
-    ]
-    weekdays = frozenset(0 if d == 7 else d for d in sets[4])
-    return Cron(
-        text=text,
-        minutes=frozenset(sets[0]),
-        hours=frozenset(sets[1]),
-        days=frozenset(sets[2]),
-        months=frozenset(sets[3]),
-        weekdays=weekdays,
-        any_day=parts[2] == "*",
-        any_weekday=parts[4] == "*",
-    )
+    try:
+        schedule = CronSim(expression, _ANCHOR)
+    except CronSimError as exc:
+        raise _wrong_field(parts, str(exc)) from None
+    if next(schedule, None) is None:
+        raise CronError(f"{text!r} never fires")
+    return Cron(text=text, expression=expression)

@@ -54,7 +54,9 @@ class SyncWindow(Strict):
     """A recurring span of time in which correction is allowed, or denied."""
 
     kind: Literal["allow", "deny"]
-    schedule: Annotated[str, StringConstraints(min_length=9, max_length=200)]
+    schedule: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
+        description="five-field cron expression or a nickname (@daily, @hourly, ...)"
+    )
     duration_minutes: StrictInt = Field(ge=1, le=10080)
     timezone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = "UTC"
 

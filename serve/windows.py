@@ -1,9 +1,10 @@
 """Sync windows (pure): is correction allowed at a given instant?
 
-A window opens at each minute its cron schedule fires, in its own time zone, and stays
-open for ``duration_minutes``. Correction is allowed when no ``deny`` window is open
-and, if the fleet declares any ``allow`` window, at least one is open; with no
-windows at all it is always allowed (Argo CD's rule).
+A window opens at each minute its cron schedule fires, on its own time zone's wall
+clock (:mod:`intent.cron` says how a schedule reads and what happens when the clocks
+change), and stays open for ``duration_minutes``. Correction is allowed when no
+``deny`` window is open and, if the fleet declares any ``allow`` window, at least one
+is open; with no windows at all it is always allowed (Argo CD's rule).
 """
 
 from __future__ import annotations
@@ -24,14 +25,12 @@ class WindowVerdict:
 
 
 def window_open(window: SyncWindow, now: datetime) -> bool:
-    """Did ``window``'s schedule fire within its duration before ``now`` (inclusive)?"""
-    cron = parse_cron(window.schedule)
-    zone = ZoneInfo(window.timezone)
+    """Did ``window``'s schedule fire within its duration before ``now``'s minute
+    (inclusive): at a minute ``m`` with ``now - duration < m <= now``?"""
     minute = now.astimezone(UTC).replace(second=0, microsecond=0)
-    for back in range(window.duration_minutes):
-        if cron.matches((minute - timedelta(minutes=back)).astimezone(zone)):
-            return True
-    return False
+    since = minute - timedelta(minutes=window.duration_minutes)
+    opened = parse_cron(window.schedule).first_fire_after(since, ZoneInfo(window.timezone))
+    return opened is not None and opened.astimezone(UTC) <= minute
 
 
 def _describe(window: SyncWindow) -> str:
