@@ -38,7 +38,7 @@ EXTRAS: tuple[Extra, ...] = (
     Extra(
         "ssh",
         "the `eos` and `sonic` switch drivers (netmiko over SSH)",
-        ("netmiko", "paramiko"),
+        ("netmiko", "paramiko", "jsonpatch", "jsonpointer"),
     ),
     Extra(
         "hosts",

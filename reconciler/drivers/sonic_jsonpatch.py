@@ -3,26 +3,47 @@
 :func:`json_patch` turns the difference between two running configurations into
 ``add`` / ``replace`` / ``remove`` operations at table, key or field level, in the
 path convention of ``config apply-patch``: ``/TABLE/KEY/field`` on a single-ASIC
-switch, ``/localhost/...`` and ``/asic<N>/...`` on a multi-ASIC one. The FRR text
-(``bgpraw``) is output only and never patched. :func:`apply_json_patch` applies such a
-patch locally, so compare can parse what the candidate would hold.
+switch, ``/localhost/...`` and ``/asic<N>/...`` on a multi-ASIC one; a config_db key
+such as ``Ethernet0|10.0.0.0/31`` is one pointer token (its ``/`` escaped as ``~1``).
+The FRR text (``bgpraw``) is output only and never patched. :func:`apply_json_patch`
+applies such a patch locally, so compare can parse what the candidate would hold.
+
+Pointers and patch application are the ``jsonpointer`` and ``jsonpatch`` libraries,
+which SONiC's generic config updater itself uses; this module keeps SONiC's rules on
+top (the levels patched, the namespaces, what is never patched) and maps the
+libraries' errors once::
+
+    PatchDoesNotApply (ValueError)
+        from jsonpatch.JsonPatchException (a conflict, a missing member, a bad
+        operation) and jsonpointer.JsonPointerException (a bad pointer)
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from inventory.extras import optional_imports
 from reconciler.drivers.sonic_parse import namespaces
+
+with optional_imports():
+    import jsonpatch
+    import jsonpointer
 
 Patch = list[dict[str, Any]]
 OUTPUT_ONLY = ("bgpraw",)
+OPERATIONS = ("add", "replace", "remove")  # all that json_patch writes
+MESSAGE_CHARS = 200
+
+
+class PatchDoesNotApply(ValueError):
+    """A patch that does not apply to a running configuration."""
 
 
 def pointer(*tokens: str) -> str:
     """An RFC 6901 JSON pointer (``~`` and ``/`` escaped)."""
-    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+    path: str = jsonpointer.JsonPointer.from_parts(tokens).path
+    return path
 
 
 def _tables(prefix: tuple[str, ...], old: Mapping[str, Any], new: Mapping[str, Any]) -> Patch:
@@ -69,19 +90,16 @@ def json_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> Patch:
 
 
 def apply_json_patch(db: Mapping[str, Any], patch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``db`` with add/replace/remove operations on object members applied."""
-    result: dict[str, Any] = copy.deepcopy(dict(db))
+    """``db`` with add/replace/remove operations on object members applied (``db``
+    itself is left as it was); raises :class:`PatchDoesNotApply`."""
     for op in patch:
-        tokens = [t.replace("~1", "/").replace("~0", "~") for t in op["path"].split("/")[1:]]
-        parent: Any = result
-        for token in tokens[:-1]:
-            parent = parent[token]
-        if op["op"] == "remove":
-            del parent[tokens[-1]]
-        elif op["op"] in ("add", "replace"):
-            if op["op"] == "replace" and tokens[-1] not in parent:
-                raise KeyError(op["path"])
-            parent[tokens[-1]] = copy.deepcopy(op["value"])
-        else:
-            raise ValueError(f"unsupported patch operation {op['op']!r}")
+        if op.get("op") not in OPERATIONS:
+            raise PatchDoesNotApply(f"unsupported patch operation {op.get('op')!r}")
+    try:
+        result = jsonpatch.apply_patch(dict(db), list(patch), in_place=False)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+        # jsonpointer quotes the whole object it could not descend into: keep the start
+        raise PatchDoesNotApply(f"{type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}") from exc
+    if not isinstance(result, dict):
+        raise PatchDoesNotApply("the patched configuration is not an object")
     return result
