@@ -59,7 +59,7 @@ EXTRAS: tuple[Extra, ...] = (
         "rollouts",
         "running a rollout (`plumb rollout start`, `resume`), `rollback`, `demo`, the"
         " lab's telemetry (`lab clock`, `lab defect`): the canary statistics",
-        ("numpy", "scipy"),
+        ("numpy", "scipy", "httpx"),
     ),
     Extra(
         "serve",

@@ -1,45 +1,53 @@
 """Delivers the outbox: a thread that POSTs each due notice to its target's URL (read
-from the environment at send time) with ``http.client``; a 2xx marks it delivered,
-anything else (or no answer within the timeout) schedules the next try with backoff."""
+from the environment at send time) with ``httpx``; a 2xx marks it delivered, anything
+else (or no answer within the timeout) schedules the next try with backoff.
+
+httpx's errors are mapped once, in :func:`deliver_due`: any ``httpx.RequestError``
+(refused, reset, not HTTP, a timeout) or ``httpx.InvalidURL``, like a URL that is not
+http(s) or an answer other than 2xx (``ValueError``), is a failed try recorded on the
+notice as ``<class>: <message>``."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import threading
 from collections.abc import Callable, Mapping
-from urllib.parse import urlsplit
 
+from inventory.extras import optional_imports
 from reconciler.state.db import StateDB
 from reconciler.state.dbfile import StateError
 from reconciler.state.outbox import Pending
 
+with optional_imports():
+    import httpx
+
 TIMEOUT_SECONDS = 10.0
+DELIVERY_ERRORS = (ValueError, httpx.RequestError, httpx.InvalidURL)
+
+
+def sender_client(timeout: float = TIMEOUT_SECONDS) -> httpx.Client:
+    """One timeout for connect, each read and each write; environment proxies ignored
+    and redirects not followed (a 3xx is not a delivery)."""
+    return httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False)
 
 
 def post_json(
+    client: httpx.Client,
     url: str,
     payload: object,
-    timeout: float = TIMEOUT_SECONDS,
     headers: Mapping[str, str] | None = None,
 ) -> None:
-    """POST ``payload`` as JSON; raises OSError or ValueError unless answered 2xx."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    """POST ``payload`` as JSON; raises one of :data:`DELIVERY_ERRORS` unless answered 2xx."""
+    target = httpx.URL(url)
+    if target.scheme not in ("http", "https") or not target.host:
         raise ValueError("not an http(s) URL")
-    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = kind(parts.hostname, parts.port, timeout=timeout)
-    try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        body = json.dumps(payload).encode()
-        conn.request("POST", path, body, {"Content-Type": "application/json", **(headers or {})})
-        response = conn.getresponse()
-        response.read()
-        if not 200 <= response.status < 300:
-            raise ValueError(f"answered {response.status} {response.reason}")
-    finally:
-        conn.close()
+    body = json.dumps(payload).encode()
+    response = client.post(
+        target, content=body, headers={"Content-Type": "application/json", **(headers or {})}
+    )
+    if not response.is_success:
+        raise ValueError(f"answered {response.status_code} {response.reason_phrase}")
 
 
 NOTICE_ID_HEADER = "X-Plumb-Notice-Id"
@@ -55,21 +63,30 @@ def with_id(notice: Pending) -> dict[str, object]:
     return {**notice.payload, "id": notice.id}
 
 
-def deliver_due(db: StateDB, environ: Mapping[str, str] = os.environ) -> tuple[int, int]:
+def deliver_due(
+    db: StateDB,
+    environ: Mapping[str, str] = os.environ,
+    connect: Callable[[], httpx.Client] = sender_client,
+) -> tuple[int, int]:
     """Try every due notice once; returns (delivered, failed)."""
+    due = db.outbox.due()
+    if not due:
+        return 0, 0
     sent = failed = 0
-    for notice in db.outbox.due():
-        url = environ.get(notice.target, "").strip()
-        try:
-            if not url:
-                raise ValueError(f"${notice.target} is not set")
-            post_json(url, with_id(notice), headers={NOTICE_ID_HEADER: str(notice.id)})
-        except (OSError, ValueError, http.client.HTTPException) as exc:
-            db.outbox.failed(notice.id, notice.attempts, f"{type(exc).__name__}: {exc}")
-            failed += 1
-        else:
-            db.outbox.delivered(notice.id)
-            sent += 1
+    with connect() as http:
+        for notice in due:
+            url = environ.get(notice.target, "").strip()
+            try:
+                if not url:
+                    raise ValueError(f"${notice.target} is not set")
+                headers = {NOTICE_ID_HEADER: str(notice.id)}
+                post_json(http, url, with_id(notice), headers=headers)
+            except DELIVERY_ERRORS as exc:
+                db.outbox.failed(notice.id, notice.attempts, f"{type(exc).__name__}: {exc}")
+                failed += 1
+            else:
+                db.outbox.delivered(notice.id)
+                sent += 1
     return sent, failed
 
 

@@ -76,7 +76,9 @@ def rollout_runtime(
         stack.callback(targets.close)
         sources: dict[Source, MetricsSource] = dict(extra_sources or {})
         if spec is not None and spec.abort.prometheus is not None:
-            sources.setdefault(Source.prometheus, PrometheusSource(spec.abort.prometheus))
+            prometheus = PrometheusSource(spec.abort.prometheus)
+            stack.callback(prometheus.close)
+            sources.setdefault(Source.prometheus, prometheus)
         runtime = Runtime(
             fleet=context.fleet,
             targets=targets,

@@ -3,8 +3,8 @@ Prometheus HTTP API (``/api/v1/query_range`` for gauges, ``/api/v1/query`` for e
 counts), configured by the spec's ``abort.prometheus`` block.
 
 The flow: a metric's query (:mod:`rollouts.sources.templates`) is rendered for the
-wave and controls and the window, sent by :class:`PrometheusApi` (the only I/O, stdlib
-``urllib``, one timeout), parsed into :class:`Series` and grouped per target by the
+wave and controls and the window, sent by :class:`PrometheusApi` (the only I/O, one
+``httpx`` client, one timeout), parsed into :class:`Series` and grouped per target by the
 target label; several series of one target (its GPUs, its ports) are pooled.
 
 * ``gauge``: a range query across the window at ``step_seconds``; every finite
@@ -16,13 +16,16 @@ target label; several series of one target (its GPUs, its ports) are pooled.
 
 NaN and infinite samples are dropped. Nothing here raises to the caller: every
 problem becomes a :class:`~rollouts.evidence.SourceFailure`, so the wave holds.
-Errors, mapped once in :meth:`PrometheusApi.post`::
+Errors, mapped once in :meth:`PrometheusApi.post` (from httpx's, in brackets)::
 
     PrometheusError
-    ├── Unreachable        connection refused or reset, DNS failure, TLS failure
-    ├── QueryTimeout       no answer within timeout_seconds (client or server side)
-    ├── QueryRejected      status "error" (bad PromQL: bad_data, execution, ...)
-    └── MalformedResponse  not JSON, or not the shape of a query result
+    ├── Unreachable        connection refused or reset, DNS failure, TLS failure, not HTTP
+    │                      (httpx.RequestError but those below, httpx.InvalidURL)
+    ├── QueryTimeout       no answer within timeout_seconds, client side
+    │                      (httpx.TimeoutException) or server side (503 "timeout")
+    ├── QueryRejected      any other answer than 2xx (bad PromQL: 400 bad_data, ...)
+    └── MalformedResponse  not JSON, not the shape of a query result, too large, or a
+                           body that does not decode (httpx.DecodingError)
 
 A query that returns no series for any requested target is a failure too; a target
 without series is left out of its group (too few targets holds), and a hard-fault
@@ -31,21 +34,21 @@ kind that is missing a wave target holds unless another target already shows a f
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inventory.extras import optional_imports
 from rollouts.evidence import SourceFailure
 from rollouts.judge import FaultCounts, MetricSamples
 from rollouts.sources import TimeWindow
 from rollouts.sources.templates import PromQuery, fault_query, metric_query, render
 from rollouts.spec import HardFault, Metric, MetricKind, PrometheusConfig, Source
+
+with optional_imports():
+    import httpx
 
 MAX_POINTS = 11_000  # Prometheus refuses range queries of more points per series
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -163,44 +166,59 @@ def _error_text(body: bytes) -> str:
         return body[:200].decode(errors="replace").strip() or "no message"
 
 
-def _read_quietly(response: urllib.error.HTTPError) -> bytes:
-    try:
-        return response.read(64 * 1024)
-    except OSError:
-        return b""
+def _read(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body (one more tells that it is longer)."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > limit:
+            break
+    return bytes(body[: limit + 1])
 
 
 class PrometheusApi:
     """The HTTP edge: form-encoded POSTs (queries of any length), environment proxies
-    ignored, one timeout for connect and read, every failure a PrometheusError."""
+    ignored, redirects not followed, one timeout for connect, each read and each write,
+    every failure a PrometheusError. The client (its connections kept for the next
+    query) is made at the first query; :meth:`close` ends it."""
 
-    def __init__(self, url: str, timeout_seconds: float) -> None:
+    def __init__(
+        self, url: str, timeout_seconds: float, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout_seconds
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self._transport = transport  # tests give an httpx.MockTransport
+        self._client: httpx.Client | None = None
+
+    def _connected(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(
+                timeout=httpx.Timeout(self.timeout),
+                trust_env=False,
+                headers={"Accept": "application/json"},
+                transport=self._transport,
+            )
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def post(self, path: str, params: Mapping[str, str]) -> bytes:
-        request = urllib.request.Request(
-            self.url + path,
-            data=urllib.parse.urlencode(params).encode(),
-            headers={"Accept": "application/json"},
-            method="POST",
-        )
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            text = _error_text(_read_quietly(exc))
-            if exc.code == 503 and "timeout" in text:
-                raise QueryTimeout(f"HTTP {exc.code}: {text}") from exc
-            raise QueryRejected(f"HTTP {exc.code}: {text}") from exc
-        except TimeoutError as exc:
+            with self._connected().stream("POST", self.url + path, data=dict(params)) as answer:
+                if not answer.is_success:
+                    text = _error_text(_read(answer, 64 * 1024))
+                    if answer.status_code == 503 and "timeout" in text:
+                        raise QueryTimeout(f"HTTP {answer.status_code}: {text}")
+                    raise QueryRejected(f"HTTP {answer.status_code}: {text}")
+                body = _read(answer, MAX_RESPONSE_BYTES)
+        except httpx.TimeoutException as exc:
             raise QueryTimeout(f"no answer within {self.timeout:g}s") from exc
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise QueryTimeout(f"no answer within {self.timeout:g}s") from exc
-            raise Unreachable(f"{self.url}: {exc.reason}") from exc
-        except (http.client.HTTPException, OSError) as exc:
+        except httpx.DecodingError as exc:
+            raise MalformedResponse(f"the answer does not decode: {exc}") from exc
+        except (httpx.RequestError, httpx.InvalidURL) as exc:
             raise Unreachable(f"{self.url}: {type(exc).__name__}: {exc}") from exc
         if len(body) > MAX_RESPONSE_BYTES:
             raise MalformedResponse(f"answer larger than {MAX_RESPONSE_BYTES} bytes")
@@ -233,6 +251,9 @@ class PrometheusSource:
     def __init__(self, config: PrometheusConfig) -> None:
         self.config = config
         self.api = PrometheusApi(config.url, config.timeout_seconds)
+
+    def close(self) -> None:
+        self.api.close()
 
     @property
     def hard_fault_kinds(self) -> frozenset[HardFault]:
