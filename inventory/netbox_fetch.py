@@ -162,12 +162,14 @@ def read_token(token_file: Path | None, env_name: str, environ: Mapping[str, str
     """The API token: the first line of ``token_file`` (a regular file no one but its
     owner can read or write), else ``$env_name``."""
     if token_file is None:
-        token = environ.get(env_name, "").strip()
-        if not token:
+        from inventory.envsettings import named_secret
+
+        from_env = named_secret(env_name, environ)
+        if from_env is None:
             raise NetboxTokenError(
                 f"no NetBox API token: set ${env_name} or pass --token-file FILE"
             )
-        return token
+        return from_env.get_secret_value()
     try:
         token = first_line(token_file, "token file", "an API token")
     except SecretFileError as exc:

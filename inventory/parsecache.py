@@ -36,7 +36,9 @@ MAX_ENTRIES = 512
 
 def cache_dir() -> Path | None:
     """Where entries are kept, or None when the cache is off."""
-    configured = os.environ.get(CACHE_ENV)
+    from inventory.envsettings import read_settings  # only once a file is large enough
+
+    configured = read_settings().cache_dir
     if configured == "off":
         return None
     if configured:
@@ -96,8 +98,10 @@ def _prune(folder: Path) -> None:
 def parse_cached(path: str, raw: bytes, parse: Callable[[str, bytes], Document]) -> Document:
     """``parse(path, raw)``, or its earlier result for the same bytes. Problems found
     while parsing are raised every time (a file that fails is never kept)."""
+    if len(raw) < MIN_BYTES:
+        return parse(path, raw)
     folder = cache_dir()
-    if folder is None or len(raw) < MIN_BYTES:
+    if folder is None:
         return parse(path, raw)
     entry = entry_path(folder, raw)
     found = _read(entry, path)

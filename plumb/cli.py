@@ -8,7 +8,6 @@ message``; no command shows a traceback for it.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -193,7 +192,9 @@ def main() -> None:
         if state is not None:
             sys.stderr.write(f"error: {state}\n")
             sys.exit(bad_input)
-        if os.environ.get("PLUMB_DEBUG"):
+        from inventory.envsettings import read_settings
+
+        if read_settings().debug:
             raise
         sys.stderr.write(
             f"plumb: internal error: {type(exc).__name__}: {exc}\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import stat
 from pathlib import Path
@@ -18,9 +17,11 @@ from service.context import current_actor
 def webhook_secret(root: Path, env: str, file: str | None) -> bytes:
     """The push webhook's shared secret: ``$env``, else a file only its owner can read;
     empty when neither is set (every push is then refused)."""
-    value = os.environ.get(env, "").strip()
-    if value:
-        return value.encode()
+    from inventory.envsettings import named_secret
+
+    value = named_secret(env)
+    if value is not None:
+        return value.get_secret_value().encode()
     if file is None:
         return b""
     path = root / Path(file).expanduser()

@@ -1,9 +1,10 @@
 """Fault injection for crash-safety drills: ``PLUMB_FAILPOINT=SITE:N`` makes the process
 kill itself with SIGKILL the N-th time it passes the named site (``journal``: after a
 journal transaction commits; ``write``: after a device write returns, before the
-journal records its outcome). No site fires unless the variable names it, so the check
-costs one dictionary lookup. Used to prove that a rollout resumed after any crash
-loses no before-state and writes no target twice.
+journal records its outcome). No site fires unless the variable names it; the check
+reads the environment each time, at the cost of a few dictionary lookups
+(:func:`inventory.envsettings.read_settings`). Used to prove that a rollout resumed
+after any crash loses no before-state and writes no target twice.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ _lock = threading.Lock()
 
 
 def _armed() -> tuple[str, int] | None:
-    spec = os.environ.get("PLUMB_FAILPOINT", "")
+    from inventory.envsettings import read_settings  # pydantic-settings once a site is passed
+
+    spec = read_settings().failpoint or ""
     site, sep, count = spec.partition(":")
     if not sep or not count.isdigit():
         return None

@@ -10,10 +10,10 @@ notice as ``<class>: <message>``."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable, Mapping
 
+from inventory.envsettings import named_secret
 from inventory.extras import optional_imports
 from reconciler.state.db import StateDB
 from reconciler.state.dbfile import StateError
@@ -65,7 +65,7 @@ def with_id(notice: Pending) -> dict[str, object]:
 
 def deliver_due(
     db: StateDB,
-    environ: Mapping[str, str] = os.environ,
+    environ: Mapping[str, str] | None = None,
     connect: Callable[[], httpx.Client] = sender_client,
 ) -> tuple[int, int]:
     """Try every due notice once; returns (delivered, failed)."""
@@ -75,12 +75,12 @@ def deliver_due(
     sent = failed = 0
     with connect() as http:
         for notice in due:
-            url = environ.get(notice.target, "").strip()
+            url = named_secret(notice.target, environ)
             try:
-                if not url:
+                if url is None:
                     raise ValueError(f"${notice.target} is not set")
                 headers = {NOTICE_ID_HEADER: str(notice.id)}
-                post_json(http, url, with_id(notice), headers=headers)
+                post_json(http, url.get_secret_value(), with_id(notice), headers=headers)
             except DELIVERY_ERRORS as exc:
                 db.outbox.failed(notice.id, notice.attempts, f"{type(exc).__name__}: {exc}")
                 failed += 1

@@ -24,7 +24,10 @@ from reconciler.targets import Targets
 
 
 def current_actor() -> str:
-    explicit = os.environ.get("PLUMB_ACTOR")
+    """``$PLUMB_ACTOR``, else ``user@host``."""
+    from inventory.envsettings import read_settings
+
+    explicit = read_settings().actor
     if explicit:
         return explicit
     try:

@@ -171,6 +171,22 @@ def test_unexpected_error_is_one_line_not_a_traceback(
         plumb.cli.main()
 
 
+def test_plumb_debug_zero_keeps_the_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PLUMB_DEBUG=0 (as off, false, no) is off: still one line and exit 70."""
+
+    def explode() -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(plumb.cli, "app", explode)
+    monkeypatch.setenv("PLUMB_DEBUG", "0")
+    with pytest.raises(SystemExit) as exited:
+        plumb.cli.main()
+    assert exited.value.code == 70
+    assert "internal error: RuntimeError: disk on fire" in capsys.readouterr().err
+
+
 def test_input_error_escaping_a_command_is_printed_located(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -166,20 +166,22 @@ def read_credentials_file(path: Path, repo: Path) -> Credentials:
 def load_credentials(
     options: Mapping[str, OptionValue], repo: Path, environ: Mapping[str, str] | None = None
 ) -> Credentials:
-    """From ``credentials_file`` if set, else from the named environment variables."""
-    env = os.environ if environ is None else environ
+    """From ``credentials_file`` if set, else from the named environment variables
+    (``environ`` instead of the process's environment: tests), taken as they are."""
+    from inventory.envsettings import named_secret
+
     file = str(_typed(options, "credentials_file", str))
     if file:
         return read_credentials_file(_path(file), repo)
     names = {
         k: str(_typed(options, k, str)) for k in ("username_env", "password_env", "secret_env")
     }
-    missing = [names[k] for k in ("username_env", "password_env") if not env.get(names[k])]
+    found = {k: named_secret(name, environ, strip=False) for k, name in names.items()}
+    missing = [names[k] for k in ("username_env", "password_env") if found[k] is None]
     if missing:
         raise ValueError(
             f"switch credentials: environment variable(s) {missing} not set "
             "(or set credentials_file)"
         )
-    return Credentials(
-        env[names["username_env"]], env[names["password_env"]], env.get(names["secret_env"], "")
-    )
+    value = {k: secret.get_secret_value() if secret else "" for k, secret in found.items()}
+    return Credentials(value["username_env"], value["password_env"], value["secret_env"])

@@ -9,7 +9,6 @@ never from the repo: it may carry a password, and the repo is read by many.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -39,12 +38,15 @@ def sqlite_path(root: Path, config: PlumbConfig) -> Path:
     return root / config.state_dir / STATE_FILE
 
 
-def state_url(root: Path, state: StateConfig, environ: Mapping[str, str] = os.environ) -> str:
-    """The PostgreSQL URL: ``$<url_env>`` if set, else the first line of ``url_file``
-    (which must be a regular file no one but its owner can read or write)."""
-    from_env = environ.get(state.url_env, "").strip()
-    if from_env:
-        return _checked_url(from_env, f"${state.url_env}")
+def state_url(root: Path, state: StateConfig, environ: Mapping[str, str] | None = None) -> str:
+    """The PostgreSQL URL: ``$<url_env>`` if set (``environ`` instead of the process's
+    environment: tests), else the first line of ``url_file`` (which must be a regular
+    file no one but its owner can read or write)."""
+    from inventory.envsettings import named_secret
+
+    from_env = named_secret(state.url_env, environ)
+    if from_env is not None:
+        return _checked_url(from_env.get_secret_value(), f"${state.url_env}")
     if state.url_file is None:
         raise StateError(
             f"plumb.yaml sets state.backend: postgresql but ${state.url_env} is not set and"
@@ -67,7 +69,7 @@ def _checked_url(url: str, source: str) -> str:
 
 
 def fleet_state_location(
-    root: Path, config: PlumbConfig, environ: Mapping[str, str] = os.environ
+    root: Path, config: PlumbConfig, environ: Mapping[str, str] | None = None
 ) -> str:
     """Where this fleet's state is: a file path, or a PostgreSQL URL."""
     if config.state.backend == "postgresql":
