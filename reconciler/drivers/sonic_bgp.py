@@ -14,13 +14,19 @@ SONiC configures FRR in one of two ways, told apart by ``DEVICE_METADATA|localho
   ``BGP_NEIGHBOR_AF|default|<ip>|ipv4_unicast`` ``route_map_in``.
 
 ``system/bgp_config`` reports the mode. IPv6 peers are reported (``remote_as`` only)
-and never written. On a multi-ASIC switch each ASIC namespace runs its own BGP: peers
-are merged over the namespaces.
+and never written. A peer keyed by an interface name (``BGP_NEIGHBOR|Ethernet0``,
+``BGP_NEIGHBOR|default|Vlan100``: BGP unnumbered, FRR's ``neighbor IF interface``) is
+reported the same way, under its interface name: its ``asn``, else its ``peer_type``
+(``external`` / ``internal``, FRR's ``remote-as external``). A key that is neither an
+address nor an interface name, or a row without either field, is skipped (``None``),
+never the device's failure. On a multi-ASIC switch each ASIC namespace runs its own BGP:
+peers are merged over the namespaces.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,10 +42,36 @@ def bgp_mode(spaces: Spaces) -> str:
     return FRRCFGD if str(meta.get("frr_mgmt_framework_config", "")) == "true" else BGPCFGD
 
 
+_INTERFACE = re.compile(r"^(?:Ethernet|Eth|Vlan|PortChannel|Loopback)[0-9][0-9A-Za-z_./:-]{0,40}$")
+
+
 def peer_of(key: str) -> tuple[str, str]:
-    """``BGP_NEIGHBOR`` key -> (vrf, peer address): ``10.0.0.1`` or ``default|10.0.0.1``."""
+    """``BGP_NEIGHBOR`` key -> (vrf, peer): ``10.0.0.1`` or ``default|10.0.0.1`` give the
+    address (normalised), ``Ethernet0`` or ``default|Vlan100`` the interface name of an
+    unnumbered peer; anything else gives ``""`` (not a peer plumb can name)."""
     vrf, _, peer = key.rpartition("|")
-    return vrf or "default", str(ipaddress.ip_address(peer))
+    try:
+        return vrf or "default", str(ipaddress.ip_address(peer))
+    except ValueError:
+        return vrf or "default", peer if _INTERFACE.match(peer) else ""
+
+
+def is_address(peer: str) -> bool:
+    """Whether a peer name is an IP address (not an unnumbered peer's interface)."""
+    try:
+        ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    return True
+
+
+def remote_as(fields: Mapping[str, Any]) -> Scalar:
+    """A peer row's AS (``asn``), else its ``peer_type`` (``external``/``internal``)."""
+    asn = fields.get("asn")
+    if isinstance(asn, str) and asn.isdigit():
+        return int(asn)
+    kind = fields.get("peer_type")
+    return kind if kind in ("external", "internal") else None
 
 
 def parse_bgpraw(text: str) -> dict[str, Any]:
@@ -51,6 +83,8 @@ def parse_bgpraw(text: str) -> dict[str, Any]:
     in_bgp, family = False, ""
     for raw in text.splitlines():
         words = raw.split()
+        if words[:1] == ["neighbor"] and words[2:3] == ["interface"]:
+            del words[2]  # unnumbered: "neighbor Ethernet0 interface peer-group G"
         if not words or words[0] == "!":
             continue
         if not raw.startswith(" "):
@@ -90,10 +124,10 @@ def _frrcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
     filters = db.get("BGP_NEIGHBOR_AF", {})
     for key, fields in db.get("BGP_NEIGHBOR", {}).items():
         vrf, peer = peer_of(key)
-        if vrf != "default":
+        if vrf != "default" or not peer:
             continue
-        out[f"bgp/neighbors/{peer}/remote_as"] = int(fields["asn"])
-        if ":" in peer:
+        out[f"bgp/neighbors/{peer}/remote_as"] = remote_as(fields)
+        if ":" in peer or not is_address(peer):
             continue
         maps = filters.get(f"default|{peer}|ipv4_unicast", {}).get("route_map_in") or [""]
         out[f"bgp/neighbors/{peer}/inbound_filter"] = str(
@@ -113,10 +147,10 @@ def _bgpcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
                 out[f"bgp/{key}"] = running[key]
     for key, fields in db.get("BGP_NEIGHBOR", {}).items():
         vrf, peer = peer_of(key)
-        if vrf != "default":
+        if vrf != "default" or not peer:
             continue
-        out[f"bgp/neighbors/{peer}/remote_as"] = int(fields["asn"])
-        if ":" not in peer:
+        out[f"bgp/neighbors/{peer}/remote_as"] = remote_as(fields)
+        if ":" not in peer and is_address(peer):
             name = None if running is None else running["maps"].get(peer, "")
             out[f"bgp/neighbors/{peer}/inbound_filter"] = name
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from reconciler.drivers.sonic_bgp import is_address
 from reconciler.settings import Scalar
 
 _ALWAYS = {
@@ -160,6 +161,8 @@ def sonic_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None
     parts = path.split("/")
     if parts[:2] == ["bgp", "neighbors"] and ":" in parts[2]:
         return "IPv6 BGP peers are reported, never written"
+    if parts[:2] == ["bgp", "neighbors"] and not is_address(parts[2]):
+        return "BGP peers keyed by an interface (unnumbered) are reported, never written"
     # A fact the state does not hold (a plan from rendered intent, an old snapshot)
     # decides nothing: the switch's own dry run still refuses what it cannot take.
     bgpcfgd = observed.get("system/bgp_config", "frrcfgd") != "frrcfgd"
