@@ -158,6 +158,15 @@ def sonic_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None
     """Why SONiC cannot express ``path`` (on this device), or None."""
     if path in _ALWAYS:
         return _ALWAYS[path]
+    if (
+        path == "system/nos_version"
+        and observed.get("system/nos_build")
+        and (observed.get("system/nos_version") is None)
+    ):
+        return (
+            f"the running build {str(observed['system/nos_build'])[:60]!r} names no branch "
+            "plumb can read, so it cannot tell whether an install is due"
+        )
     parts = path.split("/")
     if parts[:2] == ["bgp", "neighbors"] and ":" in parts[2]:
         return "IPv6 BGP peers are reported, never written"

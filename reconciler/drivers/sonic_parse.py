@@ -10,8 +10,10 @@ for a single-ASIC switch), and a port's settings come from its own namespace.
 =================================  =====================================================
 flat path                          config_db (in the port's namespace)
 =================================  =====================================================
-``system/nos_version``             the branch of ``SONiC Software Version`` (``202405``)
+``system/nos_version``             the branch of ``SONiC Software Version`` (``202405``;
+                                   :mod:`.sonic_version`), ``None`` when unreadable
 ``system/nos_build``               the whole version string (read-only)
+``system/asic_type``               ``ASIC`` (``mellanox``, ``broadcom``, ``cisco-8000``...)
 ``system/buffer_model``            ``DEVICE_METADATA|localhost`` ``buffer_model``:
                                    ``dynamic``, else ``static`` (``traditional``)
 ``interfaces/<p>/mtu``             ``PORT|<p>`` ``mtu`` (SONiC's default 9100 if unset)
@@ -47,13 +49,13 @@ from typing import Any
 
 from reconciler.drivers.eos_parse import common, is_ethernet, natural
 from reconciler.drivers.sonic_bgp import parse_bgp
+from reconciler.drivers.sonic_version import nos_version
 from reconciler.settings import Scalar
 
 ConfigDb = dict[str, Any]
 DEFAULT_MTU = 9100
 DEFAULT_MAP = "AZURE"
 _NAMESPACE = re.compile(r"^(?:localhost|asic[0-9]+)$")
-_BUILD = re.compile(r"^(?:SONiC\.)?([A-Za-z0-9_]+)(?:\.([0-9A-Za-z_.]+?))?(?:-([0-9a-f]+))?$")
 INTERNAL_ROLES = ("Int", "Inb", "Rec", "Dpc")  # backplane, inband, recirculation ports
 
 
@@ -98,20 +100,19 @@ def buffer_model(spaces: Mapping[str, ConfigDb]) -> str:
 
 
 def parse_version(text: str) -> dict[str, Scalar]:
-    """``show version`` -> branch (``system/nos_version``), build, model (HwSKU), serial."""
+    """``show version`` -> branch (``system/nos_version``), build, model (HwSKU), ASIC
+    type, serial. A build string that cannot be read leaves the branch unknown (None)."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip() not in fields:
             fields[key.strip()] = value.strip()
     build = fields.get("SONiC Software Version", "")
-    found = _BUILD.match(build)
-    if found is None:
-        raise ValueError(f"show version: no SONiC software version in {build[:60]!r}")
     return {
-        "system/nos_version": found.group(1),
+        "system/nos_version": nos_version(build),
         "system/nos_build": build,
         "system/model": fields.get("HwSKU", ""),
+        "system/asic_type": fields.get("ASIC", ""),
         "system/serial": fields.get("Serial Number", ""),
     }
 
