@@ -5,8 +5,9 @@ through ``config apply-patch``, checkpoints and a systemd timer as commit-confir
 observe    ``show version`` + ``show runningconfiguration all`` (config_db JSON, per
            namespace on multi-ASIC switches) -> flat state (:mod:`.sonic_parse`),
            plus ``docker exec lldp lldpctl -f json`` (neighbours; none if it fails)
-stage      read the before-state (kept as ``candidate.before``), refuse what the
-           platform cannot express (:mod:`.sonic_caps`), build the patches
+stage      read the before-state (kept as ``candidate.before``), for a headroom change
+           ``cat`` the HwSKU's ``pg_profile_lookup.ini`` (:mod:`.sonic_buffers`),
+           refuse what the platform cannot express (:mod:`.sonic_caps`), build the patches
            (:mod:`.sonic_patch`: one, or two when a BGP peer is deleted and re-added),
            write each with ``echo BASE64 | base64 -d > /tmp/plumb-<id>-<n>.json``
 compare    ``sudo config apply-patch --dry-run FILE`` for the first patch (the device's
@@ -36,6 +37,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,8 +47,9 @@ from reconciler.drivers.base import DeviceRef
 from reconciler.drivers.lldp_parse import parse_sonic_lldp
 from reconciler.drivers.netmiko_common import Dialect, Phase, SwitchDriver
 from reconciler.drivers.safevalues import IMAGE_URL, SafeValues
+from reconciler.drivers.sonic_buffers import lookup_path
 from reconciler.drivers.sonic_jsonpatch import Patch, apply_json_patch
-from reconciler.drivers.sonic_parse import observed_state, parse_running
+from reconciler.drivers.sonic_parse import namespaces, observed_state, parse_running
 from reconciler.drivers.sonic_patch import patch_steps
 from reconciler.drivers.ssh_exec import ExecPool, ExecSession
 from reconciler.drivers.switch_access import Credentials, SwitchOptions
@@ -57,6 +60,7 @@ SONIC = Dialect("linux", r"[^\n]*[$#]\s*$", enable=False)
 CONFIG = "/usr/local/bin/config"
 LLDP = "docker exec lldp lldpctl -f json"
 PARSE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+_DIRECTORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,80}$")
 
 
 @dataclass
@@ -168,8 +172,10 @@ class SonicDriver(SwitchDriver):
             image = values.image(url, "system/nos_version", IMAGE_URL)
         with self.exec.session(device) as session:
             before, data = self._read(session)
+            headroom = any(s.kind == "pfc_headroom_kb" for s in settings)
+            lookup = self._lookup(session, before, data) if headroom else None
             try:
-                patches = patch_steps(device.name, data, before, settings)
+                patches = patch_steps(device.name, data, before, settings, lookup)
             except PARSE_ERRORS as exc:
                 raise ConfigRejected(device.name, f"cannot edit config_db ({exc!r})") from None
             candidate = SonicCandidate(
@@ -179,6 +185,22 @@ class SonicDriver(SwitchDriver):
                 payload = base64.b64encode(json.dumps(patch).encode()).decode()
                 self._shell(session, f"echo {payload} | base64 -d > {file}", "write patch file")
         return candidate
+
+    @staticmethod
+    def _lookup(
+        session: ExecSession, before: dict[str, Scalar], data: dict[str, Any]
+    ) -> dict[str, str | None]:
+        """The HwSKU's ``pg_profile_lookup.ini`` (what the platform computes per speed
+        and cable) per namespace (``asicN`` reads ``<hwsku>/N/``), None where unreadable."""
+        platform, hwsku = str(before.get("system/platform")), str(before.get("system/model"))
+        if not (_DIRECTORY.match(platform) and _DIRECTORY.match(hwsku)):
+            return {}
+        found: dict[str, str | None] = {}
+        for space in namespaces(data):
+            where = lookup_path(platform, hwsku, space.removeprefix("asic") or None)
+            result = session.run(f"cat {where}") if space != "localhost" else None
+            found[space] = result.stdout if result is not None and result.status == 0 else None
+        return found
 
     def _candidate(self, device: DeviceRef, candidate: object) -> SonicCandidate:
         return self.checked(device, candidate, SonicCandidate, "a SONiC")

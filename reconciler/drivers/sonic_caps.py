@@ -1,30 +1,37 @@
 """Setting paths SONiC cannot express (pure); see :mod:`reconciler.capabilities`.
 
-Three kinds of refusal, each decided from the observed state:
+Refusals, each decided from the observed state:
 
-- never: a PFC pause (xoff) threshold (lossless profiles follow ``dynamic_th``), and
-  IPv6 peers (reported, never written);
+- never: a PFC pause (xoff) threshold (lossless profiles follow ``dynamic_th``), IPv6
+  peers and peers keyed by an interface (reported, never written), and an install over a
+  build whose version cannot be read;
 - by configuration mode: in bgpcfgd mode (SONiC's default, ``system/bgp_config``)
   router-id, maximum-paths and inbound route-maps come from bgpcfgd's templates and
   config_db has no field for them; on the dynamic buffer model (``system/buffer_model``)
-  headroom is computed by buffermgrd;
-- by platform: ``config apply-patch`` (the generic config updater's
-  ``gcu_field_operation_validators.conf.json``, as shipped in 202205-202405) lets
-  ``BUFFER_PROFILE`` ``xoff`` and ``WRED_PROFILE`` green thresholds be replaced only on
-  known ASIC families, each from a minimum release. The family comes from the HwSKU
-  (``system/model``: exact names for NVIDIA Spectrum, a contained name for Broadcom);
-  an unknown HwSKU is refused, as the updater refuses it. The minimum release is
-  compared only when the build version has an eight-digit release part
-  (``20220532.70``), as the updater does; community builds (``202405.123-abc``) are
-  not version-checked.
+  buffermgrd computes the headroom;
+- by release and platform: every write goes through ``config apply-patch``, which a
+  release before 202106 does not have, and whose field-operation validators
+  (:mod:`.sonic_gcu`, the upstream rule file of the switch's release) guard
+  ``WRED_PROFILE`` green thresholds and ``BUFFER_PROFILE`` fields per ASIC family
+  (from the HwSKU, ``system/model``, and ``system/asic_type``). plumb asks them about
+  the operations it would send: the green fields of the WRED profile the queue uses
+  (``qos/ecn/<q>/wred_profile``), the lossless profiles' ``xoff`` (and ``size`` where
+  the platform sizes a profile as ``xon + xoff``: :mod:`.sonic_buffers`);
+- by platform sizing: headroom is written only where plumb knows how a lossless
+  profile's ``size`` relates to its ``xoff`` (:data:`.sonic_buffers.SIZING`).
+
+A fact the state does not hold (a plan from rendered intent, an old snapshot) decides
+nothing: the switch's own dry run still refuses what it cannot take.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from reconciler.drivers.sonic_bgp import is_address
+from reconciler.drivers.sonic_buffers import SIZING, headroom_ops
+from reconciler.drivers.sonic_gcu import Op, asic_name, refusal, rules_for, writable
+from reconciler.drivers.sonic_version import release
 from reconciler.settings import Scalar
 
 _ALWAYS = {
@@ -38,120 +45,72 @@ _BGPCFGD = (
     "SONiC's default bgpcfgd mode takes {what} from its FRR templates, not from "
     "config_db; it is expressible only with frr_mgmt_framework_config (frrcfgd mode)"
 )
-
-# HwSKU -> ASIC family, after the updater's helper data (202405).
-SPECTRUM: dict[str, tuple[str, ...]] = {
-    "spc1": (
-        "ACS-MSN2700",
-        "ACS-MSN2740",
-        "ACS-MSN2100",
-        "ACS-MSN2410",
-        "ACS-MSN2010",
-        "Mellanox-SN2700",
-        "Mellanox-SN2700-D48C8",
-        "ACS-MSN2700-A1",
-        "Mellanox-SN2700-A1",
-    ),
-    "spc2": (
-        "ACS-MSN3800",
-        "ACS-MSN3420",
-        "ACS-MSN3700C",
-        "ACS-MSN3700",
-        "Mellanox-SN3800-C64",
-        "Mellanox-SN3800-D112C8",
-        "Mellanox-SN3800-D28C50",
-    ),
-    "spc3": (
-        "ACS-MSN4700",
-        "ACS-MSN4600",
-        "ACS-MSN4600C",
-        "ACS-MSN4410",
-        "ACS-SN4280",
-        "Mellanox-SN4600C-C64",
-        "Mellanox-SN4600C-D112C8",
-        "Mellanox-SN4700-O8C48",
-        "Mellanox-SN4700-O32",
-        "Mellanox-SN4700-V64",
-        "Mellanox-SN4700-C128",
-    ),
-    "spc4": (
-        "ACS-SN5600",
-        "Mellanox-SN5600-O128",
-        "Mellanox-SN5600-V256",
-        "Mellanox-SN5600-C256S1",
-        "ACS-SN5400",
-        "Mellanox-SN5600-C224O8",
-    ),
-}
-BROADCOM: dict[str, tuple[str, ...]] = {
-    "th": (
-        "Force10-S6100",
-        "Arista-7060CX-32S-C32",
-        "Arista-7060CX-32S-D48C8",
-        "Celestica-DX010-C32",
-        "Seastone-DX010",
-    ),
-    "th2": (
-        "Arista-7260CX3-D108C10",
-        "Arista-7260CX3-D108C8",
-        "Arista-7260CX3-C64",
-        "Arista-7260CX3-Q64",
-    ),
-    "th3": ("Nokia-IXR7220-H3",),
-    "th4": ("Nokia-IXR7220-H4-64D", "Nokia-IXR7220-H4-32D"),
-    "th5": ("Nokia-IXR7220-H5-64D",),
-    "td2": (
-        "Force10-S6000",
-        "Force10-S6000-Q24S32",
-        "Arista-7050-QX32",
-        "Arista-7050-QX-32S",
-        "Nexus-3164",
-        "Arista-7050QX32S-Q32",
-    ),
-    "td3": ("Arista-7050CX3-32S-C32", "Arista-7050CX3-32S-D48C8", "Arista-7050CX3-32S-C28S4"),
-    "j2c+": ("Nokia-IXR7250E-36x100G", "Nokia-IXR7250E-36x400G"),
-}
-_FROM = {"spc1": "20191100", "spc2": "20191100", "spc3": "20220500", "spc4": "20221100",
-         "th": "20221100", "th2": "20221100", "th3": "20240500", "th4": "20240500",
-         "th5": "20240500", "td3": "20221100", "j2c+": "20220500"}  # fmt: skip
-# Minimum release per family: "PG headroom modification" (BUFFER_PROFILE xoff) and
-# "ECN tuning" (WRED_PROFILE green thresholds); a family absent is refused.
-XOFF_FROM = _FROM  # td2: "" (never)
-ECN_FROM = _FROM | {"spc1": "20181100", "td2": "20181100", "th": "20181100",
-                    "th2": "20181100", "td3": "20201200"}  # fmt: skip
-_RELEASE = re.compile(r"(?:^|\.)([0-9]{8})(?=\.|-|$)")
+DYNAMIC_HEADROOM = (
+    "on the dynamic buffer model buffermgrd computes lossless headroom from "
+    "port speed and cable length; there is no xoff to set"
+)
+DEFAULT_WRED = "AZURE_LOSSLESS"
+GREEN = ("green_min_threshold", "green_max_threshold", "green_drop_probability")
 
 
-def asic_family(hwsku: str) -> str | None:
-    """The updater's ASIC family of a HwSKU, or None (unknown: writes refused)."""
-    for family, names in SPECTRUM.items():
-        if hwsku.lower() in (n.lower() for n in names):
-            return family
-    for family, names in BROADCOM.items():
-        if any(n.lower() in hwsku.lower() for n in names):
-            return family
-    return None
+def ecn_ops(profile: str) -> list[Op]:
+    """What an ECN write sends: the three green fields of the queue's WRED profile."""
+    return [
+        {"op": "replace", "path": f"/WRED_PROFILE/{profile}/{field}", "value": "0"}
+        for field in GREEN
+    ]
 
 
-def _platform(observed: Mapping[str, Scalar], what: str, table: Mapping[str, str]) -> str | None:
-    if not observed.get("system/model"):
+def _updater(observed: Mapping[str, Scalar], what: str, ops: Sequence[Op]) -> str | None:
+    """Why the switch's release of ``config apply-patch`` refuses ``ops``, or None."""
+    hwsku = observed.get("system/model")
+    rules = rules_for(release(observed.get("system/nos_version")))
+    if not hwsku or rules is None:
         return None  # not observed: the switch's dry run decides
-    hwsku = str(observed.get("system/model"))
-    family = asic_family(hwsku)
-    if family is None or family not in table:
-        known = "an ASIC family it does not list" if family else "an unknown ASIC family"
+    asic_type = observed.get("system/asic_type") or None
+    why = refusal(rules, ops, str(hwsku), None if asic_type is None else str(asic_type),
+                  str(observed.get("system/nos_build") or ""))  # fmt: skip
+    if why is None:
+        return None
+    family = asic_name(rules, str(hwsku), None if asic_type is None else str(asic_type))
+    return (
+        f"config apply-patch of {rules.release} refuses {what} on HwSKU {hwsku} "
+        f"(ASIC {family}): {why} [{rules.source}]"
+    )
+
+
+def vendor_of(observed: Mapping[str, Scalar]) -> str | None:
+    """The switch's ``asic_type``; when not observed, the vendor whose updater lists its
+    HwSKU (a Spectrum family: ``mellanox``, another: ``broadcom``), else None."""
+    asic_type = observed.get("system/asic_type")
+    if asic_type:
+        return str(asic_type)
+    rules = rules_for(release(observed.get("system/nos_version")))
+    if rules is None or rules.conf is None:
+        rules = rules_for("master")  # the HwSKU lists only: the newest are the longest
+    if rules is None or not observed.get("system/model"):
+        return None
+    family = asic_name(rules, str(observed["system/model"]), None)
+    if family == "unknown":
+        return None
+    return "mellanox" if family.startswith("spc") else "broadcom"
+
+
+def _headroom(observed: Mapping[str, Scalar]) -> str | None:
+    if observed.get("system/buffer_model") == "dynamic":
+        return DYNAMIC_HEADROOM
+    vendor = vendor_of(observed)
+    if vendor is not None and vendor not in SIZING:
         return (
-            f"config apply-patch refuses {what} on HwSKU {hwsku or '(none)'} "
-            f"({known}); the platform's buffer and WRED tables are not GCU-writable"
+            f"plumb knows how a lossless buffer profile is sized only on "
+            f"{' and '.join(sorted(SIZING))} (size against xon and xoff); on {vendor} "
+            "it writes no headroom"
         )
-    build = str(observed.get("system/nos_build") or "")
-    found = _RELEASE.search(build)
-    if found is not None and found.group(1) < table[family]:
-        return (
-            f"config apply-patch allows {what} on {family} from release {table[family]}; "
-            f"this switch runs {build}"
-        )
-    return None
+    names = str(observed.get("qos/pfc_headroom_profiles") or "pg_lossless_100000_5m_profile")
+    shared = observed.get("qos/shared_headroom_pool") is not False
+    ops = headroom_ops(vendor or "broadcom", names.split(","), shared)
+    fields = sorted({str(op["path"]).rsplit("/", 1)[1] for op in ops})
+    return _updater(observed, f"a consistent lossless profile ({', '.join(fields)})", ops)
 
 
 def sonic_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None:
@@ -172,20 +131,23 @@ def sonic_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None
         return "IPv6 BGP peers are reported, never written"
     if parts[:2] == ["bgp", "neighbors"] and not is_address(parts[2]):
         return "BGP peers keyed by an interface (unnumbered) are reported, never written"
-    # A fact the state does not hold (a plan from rendered intent, an old snapshot)
-    # decides nothing: the switch's own dry run still refuses what it cannot take.
+    rules = rules_for(release(observed.get("system/nos_version")))
+    if rules is not None and not writable(rules) and path != "system/nos_version":
+        return (
+            f"this switch runs {observed.get('system/nos_version')}: config apply-patch, "
+            "which plumb writes through, first ships in 202106"
+        )
+    # A fact the state does not hold (a plan from rendered intent, an old snapshot) decides
+    # nothing: the switch's own dry run still refuses what it cannot take.
     bgpcfgd = observed.get("system/bgp_config", "frrcfgd") != "frrcfgd"
     if path in ("bgp/router_id", "bgp/maximum_paths") and bgpcfgd:
         return _BGPCFGD.format(what=path.split("/")[1].replace("_", "-"))
     if path.endswith("/inbound_filter") and bgpcfgd:
         return _BGPCFGD.format(what="inbound route-maps (set on its peer groups)")
     if path == "qos/pfc_headroom_kb":
-        if observed.get("system/buffer_model") == "dynamic":
-            return (
-                "on the dynamic buffer model buffermgrd computes lossless headroom from "
-                "port speed and cable length; there is no xoff to set"
-            )
-        return _platform(observed, "replacing BUFFER_PROFILE xoff", XOFF_FROM)
-    if path.startswith("qos/ecn/"):
-        return _platform(observed, "replacing WRED_PROFILE green thresholds", ECN_FROM)
+        return _headroom(observed)
+    if path.startswith("qos/ecn/") and parts[2].isdigit():
+        profile = observed.get(f"qos/ecn/{parts[2]}/wred_profile") or DEFAULT_WRED
+        return _updater(observed, f"replacing WRED_PROFILE {profile} green thresholds",
+                        ecn_ops(str(profile)))  # fmt: skip
     return None

@@ -26,8 +26,13 @@ flat path                          config_db (in the port's namespace)
 ``qos/ecn/<q>/*``                  ``QUEUE|<p>|<q>`` ``wred_profile`` -> ``WRED_PROFILE``
                                    ``green_{min,max}_threshold`` (bytes),
                                    ``green_drop_probability``
+``qos/ecn/<q>/wred_profile``       the WRED profile those queues use (read-only)
 ``qos/pfc_headroom_kb``            the lossless priority groups' ``BUFFER_PG`` profile
-                                   ``xoff`` (static buffer model only)
+                                   ``xoff`` (static buffer model only; absent on the
+                                   dynamic model, where buffermgrd computes it)
+``qos/pfc_headroom_profiles``      the lossless profiles in use, by name (read-only)
+``qos/shared_headroom_pool``       whether their pool has a shared headroom pool (a
+                                   non-zero ``xoff``; read-only)
 ``bgp/*``                          :mod:`.sonic_bgp`
 =================================  =====================================================
 
@@ -49,6 +54,7 @@ from typing import Any
 
 from reconciler.drivers.eos_parse import common, is_ethernet, natural
 from reconciler.drivers.sonic_bgp import parse_bgp
+from reconciler.drivers.sonic_buffers import shared_pool
 from reconciler.drivers.sonic_version import nos_version
 from reconciler.settings import Scalar
 
@@ -112,6 +118,7 @@ def parse_version(text: str) -> dict[str, Scalar]:
         "system/nos_version": nos_version(build),
         "system/nos_build": build,
         "system/model": fields.get("HwSKU", ""),
+        "system/platform": fields.get("Platform", ""),
         "system/asic_type": fields.get("ASIC", ""),
         "system/serial": fields.get("Serial Number", ""),
     }
@@ -177,6 +184,12 @@ def dscp_map_name(db: Mapping[str, Any], port: str | None = None) -> str:
     return DEFAULT_MAP
 
 
+def wred_name(db: Mapping[str, Any], port: str, queue: int) -> str | None:
+    """The WRED profile queue ``queue`` of ``port`` references, if any."""
+    reference = rows_of(db, "QUEUE", port).get(queue, {}).get("wred_profile")
+    return None if reference is None else profile_name(str(reference))
+
+
 def ecn_of(db: Mapping[str, Any], port: str) -> dict[int, tuple[int, int, int]]:
     """Per queue of ``port``: (Kmin KB, Kmax KB, Pmax %) of its WRED profile."""
     wred = table(db, "WRED_PROFILE")
@@ -203,6 +216,14 @@ def headroom_profiles(db: Mapping[str, Any], port: str) -> list[str | None]:
         name = profile_name(str(groups.get(group, {}).get("profile", "NULL")))
         names.append(None if name == "NULL" else name)
     return names
+
+
+def port_speed_cable(db: Mapping[str, Any], port: str) -> tuple[str, str]:
+    """A port's speed and its cable length (``CABLE_LENGTH|AZURE|<port>``), as the
+    traditional buffer model names its lossless profile by them."""
+    speed = str(table(db, "PORT").get(port, {}).get("speed", ""))
+    cables = [str(rows[port]) for rows in table(db, "CABLE_LENGTH").values() if port in rows]
+    return speed, cables[0] if cables else ""
 
 
 def _headroom(db: Mapping[str, Any], port: str) -> int | None:
@@ -254,11 +275,19 @@ def _qos(spaces: Mapping[str, ConfigDb], ports: Mapping[str, str]) -> dict[str, 
         shared = common([found.get(queue) for found in per_port])
         for index, field in enumerate(("kmin_kb", "kmax_kb", "pmax_percent")):
             out[f"qos/ecn/{queue}/{field}"] = None if shared is None else shared[index]
-    headroom = None
+        wred = {wred_name(spaces[s], p, queue) for p, s in live.items()} - {None}
+        if wred:
+            out[f"qos/ecn/{queue}/wred_profile"] = wred.pop() if len(wred) == 1 else None
     if buffer_model(spaces) == "static":
         lossless = [(p, s) for p, s in live.items() if lossless_groups(spaces[s], p)]
-        headroom = common([_headroom(spaces[s], p) for p, s in lossless])
-    out["qos/pfc_headroom_kb"] = headroom
+        out["qos/pfc_headroom_kb"] = common([_headroom(spaces[s], p) for p, s in lossless])
+        names = {(s, n) for p, s in lossless for n in headroom_profiles(spaces[s], p) if n}
+        out["qos/pfc_headroom_profiles"] = ",".join(sorted({n for _, n in names}))
+        if names:
+            out["qos/shared_headroom_pool"] = all(
+                shared_pool(spaces[s], table(spaces[s], "BUFFER_PROFILE").get(n, {}))
+                for s, n in names
+            )
     return out
 
 

@@ -35,7 +35,14 @@ from typing import Any
 
 from reconciler.drivers.safevalues import ECN_FIELDS, SafeValues, Setting
 from reconciler.drivers.sonic_bgp import FRRCFGD, bgp_mode, peer_of
-from reconciler.drivers.sonic_caps import sonic_inexpressible
+from reconciler.drivers.sonic_buffers import (
+    SIZING,
+    floor_of,
+    parse_lookup,
+    resized,
+    shared_pool,
+)
+from reconciler.drivers.sonic_caps import sonic_inexpressible, vendor_of
 from reconciler.drivers.sonic_jsonpatch import Patch, json_patch
 from reconciler.drivers.sonic_parse import (
     active,
@@ -44,6 +51,7 @@ from reconciler.drivers.sonic_parse import (
     front_ports,
     headroom_profiles,
     lossless_groups,
+    port_speed_cable,
     profile_name,
     rows_of,
 )
@@ -51,7 +59,9 @@ from reconciler.errors import ConfigRejected
 from reconciler.settings import Scalar
 
 _NAMESPACE = re.compile(r"^(?:localhost|asic[0-9]+)$")
+_PG_PROFILE = re.compile(r"^pg_lossless_([0-9]+)_([0-9]+m)_profile$")
 GREEN = ("green_min_threshold", "green_max_threshold", "green_drop_probability")
+Lookups = str | Mapping[str, str | None] | None
 
 
 def views(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -64,8 +74,15 @@ def views(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 class Editor:
     """Edits a copy of one device's running configuration from its before-state."""
 
-    def __init__(self, device: str, data: Mapping[str, Any], before: Mapping[str, Scalar]) -> None:
+    def __init__(
+        self,
+        device: str,
+        data: Mapping[str, Any],
+        before: Mapping[str, Scalar],
+        lookups: Lookups = None,
+    ) -> None:
         self.device = device
+        self.lookups = {"": lookups} if isinstance(lookups, str) else dict(lookups or {})
         self.values = SafeValues(device)
         self.doc: dict[str, Any] = copy.deepcopy(dict(data))
         self.spaces = views(self.doc)
@@ -215,9 +232,12 @@ class Editor:
         return found
 
     def _headroom(self, s: Setting) -> None:
+        """Each lossless profile in use gets the headroom, sized by the platform's rule
+        and never below what the platform computes for its ports' speeds and cables
+        (:mod:`.sonic_buffers`)."""
         if s.value is None:
             raise self.refuse(s.path, "a lossless priority group always has headroom")
-        names: set[tuple[str, str]] = set()
+        users: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for port, space in self._live().items():
             db = self.spaces[space]
             if not lossless_groups(db, port):
@@ -225,11 +245,27 @@ class Editor:
             for name in headroom_profiles(db, port):
                 if name is None:
                     raise self.refuse(s.path, f"a lossless priority group of {port} has no profile")
-                names.add((space, name))
-        if not names:
+                users.setdefault((space, name), []).append(profile_speed_cable(name, db, port))
+        if not users:
             raise self.refuse(s.path, "no port has lossless priority groups")
-        for space, name in sorted(names):
-            self.spaces[space]["BUFFER_PROFILE"][name]["xoff"] = str(int(s.value) * 1024)
+        vendor = vendor_of(self.before)
+        if vendor not in SIZING:
+            raise self.refuse(s.path, f"plumb knows no lossless profile sizing for {vendor}")
+        xoff = int(s.value) * 1024
+        for (space, name), pairs in sorted(users.items()):
+            text = self.lookups.get(space, self.lookups.get(""))
+            floor = floor_of(None if text is None else parse_lookup(text), sorted(set(pairs)))
+            if isinstance(floor, str):
+                raise self.refuse(s.path, f"{floor}: plumb cannot check {name} against it")
+            if xoff < floor[0]:
+                raise self.refuse(
+                    s.path,
+                    f"{s.value} KB is below the {-(-floor[0] // 1024)} KB of headroom the "
+                    f"platform computes for {floor[1]} ({name})",
+                )
+            db = self.spaces[space]
+            profile = db["BUFFER_PROFILE"][name]
+            profile.update(resized(vendor, profile, xoff, shared_pool(db, profile)))
 
     # -- BGP ---------------------------------------------------------------------------
 
@@ -314,6 +350,13 @@ class Editor:
         return None
 
 
+def profile_speed_cable(name: str, db: Mapping[str, Any], port: str) -> tuple[str, str]:
+    """The speed and cable a lossless profile was made for: its name
+    (``pg_lossless_<speed>_<cable>_profile``, as buffermgrd names it), else the port's."""
+    found = _PG_PROFILE.match(name)
+    return (found.group(1), found.group(2)) if found else port_speed_cable(db, port)
+
+
 def set_field(db: dict[str, Any], name: str, key: str, field: str, value: Any) -> None:
     """Set (or with None remove) one field; drop the key once it is empty."""
     rows = db.setdefault(name, {})
@@ -326,11 +369,17 @@ def set_field(db: dict[str, Any], name: str, key: str, field: str, value: Any) -
 
 
 def patch_steps(
-    device: str, data: Mapping[str, Any], before: Mapping[str, Scalar], settings: Sequence[Setting]
+    device: str,
+    data: Mapping[str, Any],
+    before: Mapping[str, Scalar],
+    settings: Sequence[Setting],
+    lookups: Lookups = None,
 ) -> list[Patch]:
     """The patches taking the running configuration ``data`` to one that holds
-    ``settings``: one, or two when a peer is deleted and re-added (empty ones dropped)."""
-    editor = Editor(device, data, before)
+    ``settings``: one, or two when a peer is deleted and re-added (empty ones dropped).
+    ``lookups`` is the HwSKU's ``pg_profile_lookup.ini`` (per namespace on a multi-ASIC
+    switch, ``""`` for one table for all), for a headroom write."""
+    editor = Editor(device, data, before, lookups)
     after = editor.apply(settings)
     if not editor.readd:
         return [p for p in [json_patch(data, after)] if p]

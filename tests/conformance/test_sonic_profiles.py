@@ -44,7 +44,7 @@ from tests.conformance.switch_harness import (
 )
 from tests.drivers.simflat import state_from_flat
 from tests.fleetcopy import copy_orion
-from tests.switchsim import DeviceSpec, SwitchSim, sonic_profiles
+from tests.switchsim import DeviceSpec, SwitchSim, sonic_profiles, sonic_qos
 
 LEAF = "leaf-r1"
 PASSWORD = "sw-profiles-0b7d51c2"
@@ -88,6 +88,10 @@ def orion_leaf(sim: SwitchSim, tmp: Path, profile: str) -> Iterator[Leaf]:
     # the leaf's bundle pins the branch the profile runs: no NOS upgrade in these tests
     branch = sonic_profiles.PROFILES[profile].build_version.split(".")[0]
     fleet_copy.replace("intent/firmware.yaml", '{nos: "202411"}', f'{{nos: "{branch}"}}')
+    # headroom no lower than what the platform computes for the cables the ports use
+    fleet_copy.replace(
+        "intent/qos.yaml", "pfc_headroom_kb: 128", f"pfc_headroom_kb: {headroom_for(profile)}"
+    )
     fleet = fleet_copy.load()
     start = drifted(as_desired_state(render_device(fleet, LEAF)))
     start[f"interfaces/{MOVED_PORT}/address"] = MOVED_ADDRESS
@@ -114,6 +118,19 @@ def orion_leaf(sim: SwitchSim, tmp: Path, profile: str) -> Iterator[Leaf]:
             yield Leaf(fleet, targets.driver(LEAF), targets.ref(LEAF), sim, sim_name)
         finally:
             targets.close()
+
+
+def platform_floor_kb(profile: str) -> int:
+    """The largest lossless xoff the HwSKU's table gives the simulated ports (KB)."""
+    sim_profile = sonic_profiles.PROFILES[profile]
+    rows = sonic_qos.lookup_rows(sim_profile.hwsku)
+    cables = sonic_qos.cables(sim_profile)
+    xoffs = [int(rows.get((sim_profile.port_speed, c), {"xoff": "0"})["xoff"]) for c in cables]
+    return -(-max(xoffs) // 1024)
+
+
+def headroom_for(profile: str) -> int:
+    return max(128, platform_floor_kb(profile) + 16)
 
 
 # -- what plumb owns in config_db -----------------------------------------------------------
@@ -250,11 +267,31 @@ def test_an_unlisted_hwsku_is_refused_by_the_plan_stage_and_the_device(
         assert all("Acme-X9000-64x400G" in refused[f"qos/ecn/3/{f}"] for f in ECN_FIELDS)
         writes = leaf.sim.write_count(leaf.sim_name)
         forced = [Change("qos/pfc_headroom_kb", None, 128)]
-        with pytest.raises(ConfigRejected, match="config apply-patch refuses"):
+        with pytest.raises(ConfigRejected, match="config apply-patch of 202405 refuses"):
             leaf.driver.apply(leaf.ref, forced, dry_run=False)
         monkeypatch.setattr(sonic_patch, "sonic_inexpressible", lambda path, observed: None)
+        ecn = [
+            Change(f"qos/ecn/3/{field}", None, value)
+            for field, value in zip(ECN_FIELDS, (300, 900, 20), strict=True)
+        ]
         with pytest.raises(ConfigRejected) as caught:
-            leaf.driver.apply(leaf.ref, forced, dry_run=False)
+            leaf.driver.apply(leaf.ref, ecn, dry_run=False)
         assert "apply-patch --dry-run: exit status" in str(caught.value)
-        assert "Modification of BUFFER_PROFILE table is illegal" in str(caught.value)
+        assert "Modification of WRED_PROFILE table is illegal" in str(caught.value)
+        assert leaf.sim.write_count(leaf.sim_name) == writes
+
+
+def test_headroom_below_what_the_platform_computes_is_refused_at_stage(
+    sim: SwitchSim, tmp_path: Path
+) -> None:
+    """On a Tomahawk-4 leaf (traditional buffers) a headroom below the xoff its
+    pg_profile_lookup.ini gives for a port's 400G cable is refused, naming the cable;
+    nothing is written."""
+    profile = "sonic-202405"
+    with orion_leaf(sim, tmp_path, profile) as leaf:
+        writes = leaf.sim.write_count(leaf.sim_name)
+        low = platform_floor_kb(profile) - 8
+        change = Change("qos/pfc_headroom_kb", None, low)
+        with pytest.raises(ConfigRejected, match=r"below the \d+ KB of headroom .* 400000 over"):
+            leaf.driver.apply(leaf.ref, [change], dry_run=False, confirm_within=30)
         assert leaf.sim.write_count(leaf.sim_name) == writes

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.drivers.safevalues import SafeValues
-from reconciler.drivers.sonic_caps import asic_family, sonic_inexpressible
+from reconciler.drivers.sonic_caps import sonic_inexpressible
 from reconciler.drivers.sonic_jsonpatch import apply_json_patch, pointer
 from reconciler.drivers.sonic_parse import parse_running, parse_version
 from reconciler.drivers.sonic_patch import patch_steps
@@ -65,13 +65,20 @@ def test_malformed_configuration_raises(broken: dict[str, Any]) -> None:
         parse_running(broken)
 
 
+LOOKUP = Path(__file__).resolve().parent.parent / "switchsim" / "pg_profile_lookup"
+
+
 def steps(
     data: dict[str, Any], changes: dict[str, Scalar], **before: Scalar
 ) -> list[list[dict[str, Any]]]:
     values = SafeValues("leaf-r1")
-    state = parse_running(data) | {"system/model": "Mellanox-SN4700-O32"}
+    hwsku = data.get("localhost", data)["DEVICE_METADATA"]["localhost"]["hwsku"]
+    state = parse_running(data) | {"system/model": hwsku}
     state |= {k.replace("__", "/"): v for k, v in before.items()}
-    return patch_steps("leaf-r1", data, state, [values.setting(p, v) for p, v in changes.items()])
+    lookup = LOOKUP / f"{hwsku}.ini"
+    settings = [values.setting(p, v) for p, v in changes.items()]
+    text = lookup.read_text() if lookup.exists() else None
+    return patch_steps("leaf-r1", data, state, settings, text)
 
 
 def applied(data: dict[str, Any], patches: list[list[dict[str, Any]]]) -> dict[str, Any]:
@@ -234,37 +241,6 @@ def test_pointers_escape_slashes() -> None:
     assert pointer("INTERFACE", "Ethernet0|10.0.0.0/31") == "/INTERFACE/Ethernet0|10.0.0.0~131"
 
 
-@pytest.mark.parametrize(
-    ("hwsku", "family"),
-    [
-        ("Mellanox-SN4700-O32", "spc3"),
-        ("ACS-MSN2700", "spc1"),
-        ("Arista-7060CX-32S-C32-T1", "th"),
-        ("DS5000", None),
-    ],
-)
-def test_asic_family_follows_the_updater(hwsku: str, family: str | None) -> None:
-    """Spectrum by exact HwSKU, Broadcom by contained name, else unknown."""
-    assert asic_family(hwsku) == family
-
-
-@pytest.mark.parametrize(
-    ("observed", "refused"),
-    [
-        ({"system/model": "Mellanox-SN4700-O32", "system/nos_build": "SONiC.202405.1-ab"}, False),
-        ({"system/model": "ACS-MSN4700", "system/nos_build": "SONiC.20220532.70"}, False),
-        ({"system/model": "ACS-MSN4700", "system/nos_build": "SONiC.20220132.70"}, True),
-        ({"system/model": "Force10-S6000", "system/nos_build": "SONiC.202405.1-ab"}, True),
-        ({"system/model": "DS5000", "system/nos_build": "SONiC.202405.1-ab"}, True),
-    ],
-)
-def test_headroom_follows_the_updater_platform_table(
-    observed: dict[str, Scalar], refused: bool
-) -> None:
-    """xoff is replaceable only on listed families, from their minimum release."""
-    assert (sonic_inexpressible("qos/pfc_headroom_kb", observed) is not None) is refused
-
-
 def test_bgp_mode_decides_router_id() -> None:
     """router-id is inexpressible in bgpcfgd mode and expressible in frrcfgd mode."""
     assert sonic_inexpressible("bgp/router_id", {"system/bgp_config": "bgpcfgd"})
@@ -277,7 +253,7 @@ def test_bgp_mode_decides_router_id() -> None:
     kmin=st.integers(1, 500),
     span=st.integers(0, 500),
     pmax=st.integers(1, 100),
-    headroom=st.integers(1, 4096),
+    headroom=st.integers(75, 4096),
 )
 def test_applying_the_patch_gives_the_desired_values(
     mtu: int, kmin: int, span: int, pmax: int, headroom: int

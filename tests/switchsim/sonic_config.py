@@ -18,7 +18,7 @@ from typing import Any
 
 from .model import BgpNeighbor, BgpState, InterfaceState, SwitchState, natural_key
 from .sonic_profiles import SonicProfile
-from .sonic_qos import AZURE_DSCP, AZURE_ECN, default_headroom_kb, qos_tables
+from .sonic_qos import AZURE_DSCP, AZURE_ECN, qos_tables
 
 ConfigDb = dict[str, Any]
 HOST = "localhost"
@@ -42,7 +42,7 @@ def profile_state(hostname: str, profile: SonicProfile) -> SwitchState:
             ipv4=f"10.0.0.{2 * index}/31",
             pfc_priorities=[3, 4],
             ecn={3: AZURE_ECN, 4: AZURE_ECN},
-            pfc_headroom_kb=default_headroom_kb(profile),
+            pfc_headroom_kb=None,  # the platform's own profile for the port's cable
         )
         neighbors[f"10.0.0.{2 * index + 1}"] = BgpNeighbor(remote_as=PEER_ASN)
     return SwitchState(

@@ -14,6 +14,7 @@ value the model rejects, which is how ``config apply-patch`` validates.
 | ecn per queue            | QUEUE|<port>|<q>: wred_profile -> WRED_PROFILE green_* (bytes) |
 | pfc_headroom_kb          | BUFFER_PG|<port>|<pgs>: profile -> BUFFER_PROFILE xoff (bytes) |
 | pfc_xoff_kb              | the same BUFFER_PROFILE: static_th (bytes)                   |
+| (fixed)                  | PORT speed 100000, CABLE_LENGTH 5m, a shared headroom pool   |
 | dscp_to_tc               | DSCP_TO_TC_MAP|AZURE (or PORT_QOS_MAP|global's map)           |
 | bgp asn                  | BGP_GLOBALS|default local_asn, else DEVICE_METADATA bgp_asn    |
 | router_id                | BGP_GLOBALS|default: router_id                               |
@@ -91,7 +92,7 @@ def render_config_db(state: SwitchState) -> ConfigDb:
             "admin_status": "up",
             "alias": f"etp{index + 1}",
             "index": str(index + 1),
-            "speed": "400000",
+            "speed": "100000",
             "mtu": str(port.mtu),
             "description": port.description,
         }
@@ -119,6 +120,17 @@ def render_config_db(state: SwitchState) -> ConfigDb:
             profile, fields = _buffer_profile(port.pfc_headroom_kb, port.pfc_xoff_kb)
             buffers[profile] = fields
             pgs[f"{name}|{_pg_range(port.pfc_priorities)}"] = {"profile": profile}
+    if buffers:
+        # traditional buffers with a shared headroom pool (the lossless size is xon)
+        db["BUFFER_POOL"] = {
+            "ingress_lossless_pool": {
+                "mode": "dynamic",
+                "size": "24219648",
+                "type": "ingress",
+                "xoff": "4399104",
+            }
+        }
+        db["CABLE_LENGTH"] = {"AZURE": {name: "5m" for name in ports}}
     db.update(
         PORT=ports,
         INTERFACE=interfaces,

@@ -20,12 +20,20 @@ from .sonic_bgp import frr_running_config
 from .sonic_config import HOST, profile_state, render_profile_config
 from .sonic_db import ConfigDb, merge_namespaces, project, render_config_db
 from .sonic_profiles import profile_named
+from .sonic_qos import lookup_text
 from .spec import DeviceSpec
 
 MAX_CHECKPOINTS = 32
 MAX_FILES = 32
 MAX_FILE_BYTES = 1 << 20
 MAX_TIMERS = 8
+LEGACY_PLATFORM = "x86_64-generic-r0"
+DEVICE_DIR = "/usr/share/sonic/device"
+
+
+def legacy_asic_type(hwsku: str) -> str:
+    """The ASIC a HwSKU name implies (NVIDIA Spectrum names, else Broadcom)."""
+    return "mellanox" if hwsku.startswith(("Mellanox-", "ACS-M", "ACS-SN")) else "broadcom"
 
 
 class SonicError(Exception):
@@ -118,6 +126,25 @@ class SonicDevice(Device):
                 merged["BGP_NEIGHBOR"] = db.get("BGP_NEIGHBOR", {})
                 shown[namespace]["bgpraw"] = frr_running_config(merged, self.profile.frr_version)
         return shown
+
+    def platform_file(self, path: str) -> str | None:
+        """A file under ``/usr/share/sonic/device/<platform>/<hwsku>/`` the simulator has:
+        the HwSKU's ``pg_profile_lookup.ini`` (in ``<n>/`` per ASIC on a multi-ASIC one)."""
+        if self.profile.strict:
+            platform, hwsku = self.profile.platform, self.profile.hwsku
+        else:
+            platform, hwsku = LEGACY_PLATFORM, self.state_view().model
+        folder = f"{DEVICE_DIR}/{platform}/{hwsku}/"
+        rest = path.removeprefix(folder) if path.startswith(folder) else None
+        asics = [str(n) for n in range(len(self.profile.namespaces))]
+        wanted = (
+            ["pg_profile_lookup.ini"]
+            if not asics
+            else [f"{n}/pg_profile_lookup.ini" for n in asics]
+        )
+        if rest not in wanted:
+            return None
+        return lookup_text(hwsku)
 
     def apply_patch_strict(self, patch: Any) -> PatchResult:
         """``config apply-patch`` of a named profile; raises `PatchRefused`."""

@@ -6,188 +6,40 @@ Steps and messages follow sonic-utilities' ``generic_config_updater``
 1. simulate the patch on the running config (RFC 6902, `jsonpatch`);
 2. field-operation validation on ``jsonpatch.from_diff(old, target)``:
    removing ``/PFC_WD/GLOBAL``, its ``POLL_INTERVAL`` or
-   ``/LOOPBACK_INTERFACE/Loopback0`` is illegal; tables listed in
-   ``gcu_field_operation_validators.conf.json`` accept a change only if its
-   field (path elements containing digits dropped, lower-cased) is one of a
-   scenario's fields, the operation is allowed and the HwSKU's ASIC family
-   is listed with a branch version <= the build's 8-digit version (when the
-   build version has one).  BUFFER_PROFILE: ``replace`` of ``dynamic_th``
-   and, "PG headroom modification", of ``xoff``; WRED_PROFILE:
-   ``replace`` of AZURE_LOSSLESS's green thresholds and probability;
-   BUFFER_POOL: replace of the pools' sizes; PORT (202405): ``speed`` and
-   ``fec`` only to values the port supports;
+   ``/LOOPBACK_INTERFACE/Loopback0`` is illegal; every table the release's
+   ``gcu_field_operation_validators.conf.json`` lists runs its validators
+   (the upstream file of that branch, which plumb ships in
+   ``reconciler/drivers/gcu_rules``; read here as data, matched by this
+   module's own code after the branch's ``field_operation_validators.py``):
+   ``rdma_config_update_validator`` (path elements holding a digit dropped,
+   exact field match), ``wred_profile_config_update_validator`` (202505:
+   last element), ``buffer_profile_config_update_validator`` (from 202511:
+   whole profiles pass, fields by last element) and
+   ``port_config_update_validator`` (``speed``/``fec`` the port supports).
+   The ASIC family comes from ``asic_type`` (``cisco-8000``,
+   ``marvell-teralynx`` from 202511) or the HwSKU: exact on Spectrum, for the
+   families the branch's code reads (spc1-4, spc5 from 202505, spc6 on
+   master), contained on Broadcom.  A family must be listed with a non-empty
+   release no newer than the build's eight-digit part (when it has one).
+   202106-202211 have no such validators;
 3. no table may become empty;
 4. the whole target config must pass the YANG checks (`sonic_yang`).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from .sonic_profiles import SonicProfile
 
 ConfigDb = dict[str, Any]
-Platforms = dict[str, str]
-
-_SPC3 = [
-    "ACS-MSN4700",
-    "ACS-MSN4600",
-    "ACS-MSN4600C",
-    "ACS-MSN4410",
-    "Mellanox-SN4600C-D112C8",
-    "Mellanox-SN4600C-C64",
-    "Mellanox-SN4700-O8C48",
-]
-MELLANOX_ASICS: dict[str, dict[str, list[str]]] = {
-    "202205": {
-        "spc1": [
-            "ACS-MSN2700",
-            "ACS-MSN2740",
-            "ACS-MSN2100",
-            "ACS-MSN2410",
-            "ACS-MSN2010",
-            "Mellanox-SN2700",
-            "Mellanox-SN2700-D48C8",
-        ],
-        "spc2": ["ACS-MSN3800", "Mellanox-SN3800-D112C8"],
-        "spc3": _SPC3,
-        "spc4": ["ACS-SN5600"],
-    },
-    "202405": {
-        "spc1": [
-            "ACS-MSN2700",
-            "ACS-MSN2740",
-            "ACS-MSN2100",
-            "ACS-MSN2410",
-            "ACS-MSN2010",
-            "Mellanox-SN2700",
-            "Mellanox-SN2700-D48C8",
-        ],
-        "spc2": [
-            "ACS-MSN3800",
-            "Mellanox-SN3800-D112C8",
-            "ACS-MSN3420",
-            "ACS-MSN3700C",
-            "ACS-MSN3700",
-            "Mellanox-SN3800-C64",
-        ],
-        "spc3": [
-            *_SPC3,
-            "Mellanox-SN4600C-D100C12S2",
-            "Mellanox-SN4600C-D48C40",
-            "Mellanox-SN4700-O32",
-            "Mellanox-SN4700-V64",
-            "ACS-SN4280",
-        ],
-        "spc4": ["ACS-SN5600", "Mellanox-SN5600-O128", "Mellanox-SN5600-V256", "ACS-SN5400"],
-    },
-}
-BROADCOM_ASICS: dict[str, dict[str, list[str]]] = {
-    "202205": {
-        "th": ["Force10-S6100", "Arista-7060CX-32S-C32", "Celestica-DX010-C32", "Seastone-DX010"],
-        "th2": ["Arista-7260CX3-D108C8", "Arista-7260CX3-C64", "Arista-7260CX3-Q64"],
-        "td2": ["Force10-S6000", "Force10-S6000-Q24S32", "Arista-7050-QX32", "Nexus-3164"],
-        "td3": ["Arista-7050CX3-32S-C32", "Arista-7050CX3-32S-D48C8"],
-    },
-    "202405": {
-        "th": ["Force10-S6100", "Arista-7060CX-32S-C32", "Celestica-DX010-C32", "Seastone-DX010"],
-        "th2": ["Arista-7260CX3-D108C10", "Arista-7260CX3-D108C8", "Arista-7260CX3-C64"],
-        "th3": ["Nokia-IXR7220-H3"],
-        "th4": ["Nokia-IXR7220-H4-64D", "Nokia-IXR7220-H4-32D"],
-        "th5": ["Nokia-IXR7220-H5-64D"],
-        "td2": ["Force10-S6000", "Force10-S6000-Q24S32", "Arista-7050-QX32", "Nexus-3164"],
-        "td3": ["Arista-7050CX3-32S-C32", "Arista-7050CX3-32S-D48C8", "Arista-7050CX3-32S-C28S4"],
-        "j2c+": ["Nokia-IXR7250E-36x100G", "Nokia-IXR7250E-36x400G"],
-    },
-}
-
-_OLD: Platforms = {
-    "spc1": "20181100",
-    "spc2": "20191100",
-    "spc3": "20220500",
-    "spc4": "20221100",
-    "td2": "20181100",
-    "th": "20181100",
-    "th2": "20181100",
-    "td3": "20201200",
-}
-_OLD_HEADROOM: Platforms = {
-    "spc1": "20191100",
-    "spc2": "20191100",
-    "spc3": "20220500",
-    "spc4": "20221100",
-    "td2": "",
-    "th": "20221100",
-    "th2": "20221100",
-    "td3": "20221100",
-}
-_NEW = {"th3": "20240500", "th4": "20240500", "th5": "20240500", "j2c+": "20220500"}
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One permitted kind of change: fields, operations, ASIC family -> first branch version."""
-
-    title: str
-    fields: tuple[str, ...]
-    operations: tuple[str, ...]
-    platforms: Platforms
-
-
-def _rules(release: str) -> dict[str, tuple[Scenario, ...]]:
-    new = release >= "202405"
-    extra = _NEW if new else {}
-    cisco = {"cisco-8000": "20201200" if new else ""}
-    return {
-        "BUFFER_POOL": (
-            Scenario(
-                "Shared/headroom pool size changes",
-                (
-                    "ingress_lossless_pool/xoff",
-                    "ingress_lossless_pool/size",
-                    "egress_lossy_pool/size",
-                ),
-                ("replace",),
-                {**_OLD_HEADROOM, **extra, **cisco},
-            ),
-        ),
-        "BUFFER_PROFILE": (
-            Scenario(
-                "Dynamic threshold tuning",
-                ("dynamic_th",),
-                ("replace",),
-                {**_OLD, **extra, **cisco},
-            ),
-            Scenario(
-                "PG headroom modification",
-                ("xoff",),
-                ("replace",),
-                {**_OLD_HEADROOM, **extra, **cisco},
-            ),
-        ),
-        "WRED_PROFILE": (
-            Scenario(
-                "ECN tuning",
-                (
-                    "azure_lossless/green_min_threshold",
-                    "azure_lossless/green_max_threshold",
-                    "azure_lossless/green_drop_probability",
-                ),
-                ("replace",),
-                {**_OLD, **extra, **cisco},
-            ),
-        ),
-        "PFC_WD": (
-            Scenario(
-                "PFCWD enable/disable",
-                ("restoration_time", "detection_time", "action", "global/poll_interval", ""),
-                ("remove", "add", "replace"),
-                {**_OLD, **extra, "cisco-8000": "20201200"},
-            ),
-        ),
-    }
+RULES = Path(__file__).resolve().parents[2] / "reconciler" / "drivers" / "gcu_rules"
+_SPECTRUM = {"202505": 5, "202511": 5, "202605": 5, "master": 6}
+_SHIPPED = ("202205", "202305", "202311", "202405", "202411", "202505", "202511", "202605")
 
 
 _ILLEGAL_REMOVALS = (
@@ -202,18 +54,47 @@ class GcuError(ValueError):
     """``config apply-patch`` refused the change; the message is the updater's."""
 
 
+def has_apply_patch(profile: SonicProfile) -> bool:
+    """``config apply-patch`` first ships in 202106."""
+    return profile.release == "master" or profile.release >= "202106"
+
+
+def rule_file(release: str) -> str | None:
+    """Which upstream file a release runs (None: no field-operation validators)."""
+    if release == "master" or release > _SHIPPED[-1]:
+        return "master"
+    older = [r for r in _SHIPPED if r <= release]
+    if not older or ("202211" <= release < "202305"):
+        return None
+    return older[-1]
+
+
+@cache
+def conf_of(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((RULES / f"{name}.json").read_text())
+    return data
+
+
 def asic_family(profile: SonicProfile) -> str:
-    """The GCU ASIC family of the profile's HwSKU, or ``unknown``."""
+    """``get_asic_name`` of the profile's release: the ASIC family, or ``unknown``."""
+    name = rule_file(profile.release)
+    if name is None:
+        return "unknown"
+    if profile.asic_type == "cisco-8000":
+        return "cisco-8000"
+    if profile.asic_type == "marvell-teralynx" and (name == "master" or name >= "202511"):
+        return "marvell-teralynx"
+    mapping = conf_of(name)["helper_data"]["rdma_config_update_validator"]
     hwsku = profile.hwsku.lower()
-    release = "202405" if profile.release >= "202405" else "202205"
-    if profile.asic_type == "mellanox":
-        for family, skus in MELLANOX_ASICS[release].items():
+    if profile.asic_type in ("mellanox", "vs"):
+        for number in range(1, _SPECTRUM.get(name, 4) + 1):
+            skus = mapping["mellanox_asics"].get(f"spc{number}", [])
             if hwsku in (s.lower() for s in skus):
-                return family
-    if profile.asic_type == "broadcom":
-        for family, skus in BROADCOM_ASICS[release].items():
+                return f"spc{number}"
+    if profile.asic_type in ("broadcom", "vs"):
+        for family, skus in mapping["broadcom_asics"].items():
             if any(s.lower() in hwsku for s in skus):
-                return family
+                return str(family)
     return "unknown"
 
 
@@ -247,30 +128,63 @@ def diff(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
     return [] if old == new else [{"op": "replace", "path": path, "value": new}]
 
 
-def _cleaned_fields(element: dict[str, Any]) -> list[str]:
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in element["path"].split("/")[2:]]
-    field = "/".join(p for p in parts if not any(c.isdigit() for c in p)).lower()
+def _tokens(path: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+
+
+def _cleaned_fields(element: dict[str, Any], drop_digits: bool) -> list[str]:
+    parts = _tokens(element["path"])[1:]
+    if drop_digits:
+        parts = [p for p in parts if not any(c.isdigit() for c in p)]
+    field = "/".join(parts).lower()
     value = element.get("value")
     if isinstance(value, dict):
         return [f"{field}/{key}" if field else key for key in value]
     return [field]
 
 
-def _rdma_allows(
-    profile: SonicProfile, scenarios: tuple[Scenario, ...], element: dict[str, Any]
+def _scenarios_allow(
+    profile: SonicProfile, table: str, element: dict[str, Any], exact: bool, drop_digits: bool
 ) -> bool:
     asic = asic_family(profile)
     if asic == "unknown":
         return False
+    name = rule_file(profile.release)
+    assert name is not None
+    scenarios = conf_of(name)["tables"][table]["validator_data"]["rdma_config_update_validator"]
     branch = branch_version(profile.build_version)
-    for field in _cleaned_fields(element):
-        scenario = next((s for s in scenarios if field in s.fields), None)
-        if scenario is None or not scenario.platforms.get(asic):
+    for field in _cleaned_fields(element, drop_digits):
+        last = field.split("/")[-1]
+        scenario = next(
+            (
+                s
+                for s in scenarios.values()
+                if any(field == g if exact else last == g for g in s["fields"])
+            ),
+            None,
+        )
+        if scenario is None or not scenario["platforms"].get(asic):
             return False
-        if element["op"] not in scenario.operations:
+        if element["op"] not in scenario["operations"]:
             return False
-        if branch is not None and branch < scenario.platforms[asic]:
+        if branch is not None and branch < scenario["platforms"][asic]:
             return False
+    return True
+
+
+def _validator_allows(
+    profile: SonicProfile, method: str, table: str, element: dict[str, Any]
+) -> bool:
+    if method == "rdma_config_update_validator":
+        return _scenarios_allow(profile, table, element, exact=True, drop_digits=True)
+    if method == "wred_profile_config_update_validator":
+        return _scenarios_allow(profile, table, element, exact=False, drop_digits=False)
+    if method == "buffer_profile_config_update_validator":
+        if len(_tokens(element["path"])) == 2:
+            return element["op"] in ("add", "remove", "replace")
+        return _scenarios_allow(profile, table, element, exact=False, drop_digits=False)
+    if method == "port_config_update_validator":
+        return _port_allows(profile, element)
     return True
 
 
@@ -302,14 +216,16 @@ def validate_field_operations(profile: SonicProfile, old: ConfigDb, target: Conf
                 "Given patch operation is invalid. Operation: remove is illegal on field: "
                 + element["path"]
             )
-    rules = _rules(profile.release)
+    name = rule_file(profile.release)
+    if name is None:
+        return
+    tables = conf_of(name)["tables"]
     for element in changes:
         table = element["path"].split("/")[1]
-        if table in rules and not _rdma_allows(profile, rules[table], element):
-            raise _illegal(table, "rdma_config_update_validator")
-        port_rule = table == "PORT" and profile.release >= "202405"
-        if port_rule and not _port_allows(profile, element):
-            raise _illegal(table, "port_config_update_validator")
+        for validator in tables.get(table, {}).get("field_operation_validators", []):
+            method = validator.rsplit(".", 1)[-1]
+            if not _validator_allows(profile, method, table, element):
+                raise _illegal(table, method)
 
 
 def _illegal(table: str, function: str) -> GcuError:

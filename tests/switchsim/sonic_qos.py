@@ -10,16 +10,27 @@ the per-HwSKU ``buffers_defaults_*.j2``):
   and PORT_QOS_MAP rows;
 - PG 0 is lossy (``ingress_lossy_profile``); the lossless PGs are the
   ``pfc_to_pg_map`` images of the ``pfc_enable`` priorities.  With the
-  traditional model they reference ``pg_lossless_<speed>_<cable>_profile``
-  (``xon``, ``xoff``, ``size``, ``dynamic_th``, ``pool``); with the dynamic
-  model they are ``"profile": "NULL"`` and buffermgrd sizes them from
-  CABLE_LENGTH and the port speed;
+  traditional model buffermgrd gives each port the profile
+  ``pg_lossless_<speed>_<cable>_profile`` made from the HwSKU's
+  ``pg_profile_lookup.ini`` row for its speed and CABLE_LENGTH (``size``,
+  ``xon``, ``xoff``, ``dynamic_th`` = the row's threshold): one profile per
+  speed and cable, the ports alternating between the first two cable
+  lengths the table has for their speed.  The table is the real one of the
+  HwSKU (``pg_profile_lookup/``, from sonic-buildimage); a Spectrum table
+  whose ``size`` is ``xon`` means a shared headroom pool, so the ingress
+  lossless pool gets an ``xoff``.  A port whose state gives another
+  headroom has that ``xoff`` in its profile, sized as the platform sizes
+  (``size`` moves with ``xoff`` on Spectrum without a shared pool).  With
+  the dynamic model they are ``"profile": "NULL"`` and buffermgrd sizes them
+  from CABLE_LENGTH and the port speed;
 - queues 3 and 4 reference the WRED profile AZURE_LOSSLESS (green, yellow
   and red thresholds and drop probabilities, ``ecn: ecn_all``).
 """
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from .model import EcnQueue, InterfaceState
@@ -36,11 +47,75 @@ _DSCP_SPECIAL = {3: 3, 4: 4, 5: 2, 8: 0, 46: 5, 48: 6}
 AZURE_DSCP = {d: _DSCP_SPECIAL.get(d, 1) for d in range(64)}
 
 
+LOOKUPS = Path(__file__).resolve().parent / "pg_profile_lookup"
+Rows = dict[tuple[str, str], dict[str, str]]
+
+
+@cache
+def lookup_text(hwsku: str) -> str | None:
+    """The HwSKU's ``pg_profile_lookup.ini``, if the simulator has it."""
+    path = LOOKUPS / f"{hwsku}.ini"
+    return path.read_text() if path.is_file() else None
+
+
+def lookup_rows(hwsku: str) -> Rows:
+    """(speed, cable) -> the columns of the HwSKU's lossless profile table."""
+    rows: Rows = {}
+    names = ["speed", "cable", "size", "xon", "xoff", "threshold"]
+    for line in (lookup_text(hwsku) or "").splitlines():
+        words = line.replace("#", " # ").split()
+        if words[:1] == ["#"]:
+            if words[1:3] == ["speed", "cable"]:
+                names = words[1:]
+            continue
+        if len(words) >= 5 and words[0].isdigit():
+            row = dict(zip(names, words, strict=False))
+            rows[(row["speed"], row["cable"])] = row
+    return rows
+
+
+def cables(profile: SonicProfile) -> list[str]:
+    """The cable lengths the simulated ports use: the first two the table has for the
+    port speed (5m when the simulator has no table for the HwSKU)."""
+    found = [cable for speed, cable in lookup_rows(profile.hwsku) if speed == profile.port_speed]
+    return found[:2] or [CABLE]
+
+
+def cable_of(profile: SonicProfile, port: str) -> str:
+    index = int("".join(c for c in port if c.isdigit()) or 0) // 4
+    lengths = cables(profile)
+    return lengths[index % len(lengths)]
+
+
+def shared_headroom(profile: SonicProfile) -> bool:
+    """Spectrum tables whose size is xon draw xoff from a shared headroom pool; the
+    Broadcom pools always carry an xoff."""
+    if profile.asic_type != "mellanox":
+        return True
+    rows = lookup_rows(profile.hwsku)
+    return not rows or all(r["size"] == r["xon"] for r in rows.values())
+
+
+def platform_profile(profile: SonicProfile, cable: str) -> dict[str, str]:
+    """The lossless profile buffermgrd makes for the profile's port speed and ``cable``."""
+    row = lookup_rows(profile.hwsku).get((profile.port_speed, cable))
+    if row is None:
+        return lossless_profile(profile, 48 if profile.asic_type == "mellanox" else 110)
+    return {
+        "dynamic_th": row.get("threshold", "0"),
+        "pool": "ingress_lossless_pool",
+        "size": row["size"],
+        "xoff": row["xoff"],
+        "xon": row["xon"],
+    }
+
+
 def default_headroom_kb(profile: SonicProfile) -> int | None:
-    """The platform's lossless ``xoff`` in KB (None: the dynamic model computes it)."""
+    """The platform's lossless ``xoff`` in KB on the first cable (None: the dynamic model
+    computes it)."""
     if profile.buffer_model == "dynamic":
         return None
-    return 48 if profile.asic_type == "mellanox" else 110
+    return -(-int(platform_profile(profile, cables(profile)[0])["xoff"]) // 1024)
 
 
 def _pools(profile: SonicProfile) -> ConfigDb:
@@ -51,13 +126,10 @@ def _pools(profile: SonicProfile) -> ConfigDb:
             "egress_lossy_pool": {"mode": "dynamic", "type": "egress"},
         }
     if profile.asic_type == "mellanox":
+        pool = {"mode": "dynamic", "size": "24219648", "type": "ingress"}
         return {
-            "ingress_lossless_pool": {
-                "mode": "dynamic",
-                "size": "24219648",
-                "type": "ingress",
-                "xoff": "4399104",
-            },
+            "ingress_lossless_pool": pool
+            | ({"xoff": "4399104"} if shared_headroom(profile) else {}),
             "egress_lossless_pool": {"mode": "dynamic", "size": "60817392", "type": "egress"},
             "egress_lossy_pool": {"mode": "dynamic", "size": "24219648", "type": "egress"},
         }
@@ -91,20 +163,28 @@ def _base_profiles(profile: SonicProfile) -> ConfigDb:
     }
 
 
-def lossless_profile_name(speed: str) -> str:
+def lossless_profile_name(speed: str, cable: str = CABLE) -> str:
     """The traditional model's PG profile name: ``pg_lossless_<speed>_<cable>_profile``."""
-    return f"pg_lossless_{speed}_{CABLE}_profile"
+    return f"pg_lossless_{speed}_{cable}_profile"
+
+
+def _with_xoff(profile: SonicProfile, fields: dict[str, str], xoff: int) -> dict[str, str]:
+    """``fields`` with another ``xoff``; on Spectrum without a shared pool size follows."""
+    new = dict(fields, xoff=str(xoff))
+    if profile.asic_type == "mellanox" and not shared_headroom(profile):
+        new["size"] = str(int(fields["size"]) + xoff - int(fields["xoff"]))
+    return new
 
 
 def lossless_profile(profile: SonicProfile, xoff_kb: int) -> dict[str, str]:
-    """A lossless PG profile with ``xoff`` of `xoff_kb` KB."""
+    """A lossless PG profile with ``xoff`` of `xoff_kb` KB, sized as the platform sizes."""
     xoff = xoff_kb * 1024
     if profile.asic_type == "mellanox":
         xon = 19456
         return {
             "dynamic_th": "0",
             "pool": "ingress_lossless_pool",
-            "size": str(xon + xoff),
+            "size": str(xon if shared_headroom(profile) else xon + xoff),
             "xoff": str(xoff),
             "xon": str(xon),
         }
@@ -162,7 +242,7 @@ def qos_tables(
             "scheduler.1": {"type": "DWRR", "weight": "15"},
         },
         "WRED_PROFILE": {},
-        "CABLE_LENGTH": {MAP: {name: CABLE for name in ports}},
+        "CABLE_LENGTH": {MAP: {name: cable_of(profile, name) for name in ports}},
         "PORT_QOS_MAP": {},
         "QUEUE": {},
         "BUFFER_PG": {},
@@ -203,11 +283,15 @@ def qos_tables(
             if profile.buffer_model == "dynamic" and port.pfc_headroom_kb is None:
                 db["BUFFER_PG"][f"{name}|{pgs}"] = {"profile": "NULL"}
                 continue
-            xoff = port.pfc_headroom_kb or default_headroom_kb(profile) or 48
-            pg_profile = lossless_profile_name(profile.port_speed)
-            if xoff != default_headroom_kb(profile):
-                pg_profile = f"pg_lossless_{profile.port_speed}_{CABLE}_{xoff}k_profile"
-            db["BUFFER_PROFILE"][pg_profile] = lossless_profile(profile, xoff)
+            cable = cable_of(profile, name)
+            pg_profile = lossless_profile_name(profile.port_speed, cable)
+            fields = platform_profile(profile, cable)
+            if port.pfc_headroom_kb is not None:
+                fields = _with_xoff(profile, fields, port.pfc_headroom_kb * 1024)
+            taken = db["BUFFER_PROFILE"].get(pg_profile)
+            if taken is not None and taken != fields:
+                pg_profile = pg_profile.replace("_profile", f"_{port.pfc_headroom_kb}k_profile")
+            db["BUFFER_PROFILE"][pg_profile] = fields
             db["BUFFER_PG"][f"{name}|{pgs}"] = {"profile": pg_profile}
         db["BUFFER_QUEUE"][f"{name}|3-4"] = {"profile": "egress_lossless_profile"}
         db["BUFFER_QUEUE"][f"{name}|0-2"] = {"profile": "q_lossy_profile"}

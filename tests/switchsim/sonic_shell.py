@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from .replies import Action, Reply
 from .sonic_apply import PatchRefused
-from .sonic_device import SonicDevice, SonicError
+from .sonic_device import LEGACY_PLATFORM, SonicDevice, SonicError, legacy_asic_type
+from .sonic_gcu import has_apply_patch
 from .sonic_show import lldp_table, lldpctl_json, show_version
 
 _WRITE_FILE = re.compile(
@@ -188,9 +189,12 @@ class SonicShell:
             case ["echo", *rest]:
                 return self._done(" ".join(rest))
             case ["cat", path]:
-                if path not in self.device.files:
+                if path in self.device.files:
+                    return self._done(self.device.files[path].decode(errors="replace"))
+                shipped = self.device.platform_file(path)
+                if shipped is None:
                     return self._done(f"cat: {path}: No such file or directory", 1)
-                return self._done(self.device.files[path].decode(errors="replace"))
+                return self._done(shipped)
             case ["rm", "-f", path]:
                 self.device.files.pop(path, None)
                 return self._done("")
@@ -236,9 +240,9 @@ class SonicShell:
                 f"Build commit: {facts.serial.lower()}",
                 "Built by: sonicbld@sonic-build",
                 "",
-                "Platform: x86_64-generic-r0",
+                f"Platform: {LEGACY_PLATFORM}",
                 f"HwSKU: {state.model}",
-                "ASIC: broadcom",
+                f"ASIC: {legacy_asic_type(state.model)}",
                 "ASIC Count: 1",
                 f"Serial Number: {facts.serial}",
                 f"Uptime: up {int((facts.now - facts.boot_time) // 60)} min",
@@ -257,6 +261,12 @@ class SonicShell:
 
     def _config(self, args: list[str]) -> Outcome:
         device = self.device
+        if args[:1] in (["apply-patch"], ["checkpoint"], ["rollback"]) and not has_apply_patch(
+            device.profile
+        ):
+            return self._done(
+                f"Usage: config [OPTIONS] COMMAND [ARGS]...\nError: No such command '{args[0]}'.", 2
+            )
         match args:
             case ["apply-patch", *options, path] if set(options) <= {
                 "-d",
