@@ -101,7 +101,7 @@ def test_broadcom_writes_xoff_alone_per_cable_profile() -> None:
 def test_headroom_below_what_the_platform_computes_for_a_cable_is_refused() -> None:
     """Tomahawk-2 computes 101088 bytes for 100G over 300 m: 80 KB would shrink it."""
     lookup = (LOOKUP / "Arista-7260CX3-C64.ini").read_text()
-    with pytest.raises(ConfigRejected, match="below the 99 KB .* 100000 over 300m"):
+    with pytest.raises(ConfigRejected, match=r"below the 99 KB .* 100000 over 300m"):
         write(running("static-202205"), 80, lookup, system__asic_type="broadcom")
 
 

@@ -4,6 +4,7 @@ version``): ``tests/fixtures/sonic/<command>/<case>/``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 import json
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,7 @@ LOOKUP = Path(__file__).resolve().parent.parent / "switchsim" / "pg_profile_look
 
 
 def steps(
-    data: dict[str, Any], changes: dict[str, Scalar], **before: Scalar
+    data: dict[str, Any], changes: Mapping[str, Scalar], **before: Scalar
 ) -> list[list[dict[str, Any]]]:
     values = SafeValues("leaf-r1")
     hwsku = data.get("localhost", data)["DEVICE_METADATA"]["localhost"]["hwsku"]
