@@ -4,8 +4,8 @@ version``): ``tests/fixtures/sonic/<command>/<case>/``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
