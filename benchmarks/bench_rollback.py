@@ -712,8 +712,9 @@ def _measured(fields: dict[str, Any]) -> Measured:
 
 def side_by_side(runs: dict[str, dict[str, Measured]]) -> None:
     """One row per part, phase and tree."""
-    print()
-    print(f"{'part':10} {'phase':19} {'tree':5} {'wall s':>8} {'cpu here':>9} {'cpu sim':>8}")
+    from ci.texttable import Column, table_text  # here: an earlier tree measured may lack it
+
+    rows = []
     phases = (("plan", "plan"), ("forward rollout", "forward"), ("emergency rollback", "rollback"))
     for part in PARTS:
         for title, key in phases:
@@ -723,7 +724,16 @@ def side_by_side(runs: dict[str, dict[str, Measured]]) -> None:
                 m = found[part]
                 wall: float = getattr(m, f"{key}_seconds")
                 cpu: tuple[float, float] = getattr(m, f"{key}_cpu")
-                print(f"{part:10} {title:19} {label:5} {wall:8.1f} {cpu[0]:9.1f} {cpu[1]:8.1f}")
+                rows.append((part, title, label, f"{wall:.1f}", f"{cpu[0]:.1f}", f"{cpu[1]:.1f}"))
+    numbers = ("wall s", "cpu here", "cpu sim")
+    columns = (
+        Column("part"),
+        Column("phase"),
+        Column("tree"),
+        *(Column(h, "right") for h in numbers),
+    )
+    print()
+    print(table_text(columns, rows), end="")
 
 
 def main() -> None:

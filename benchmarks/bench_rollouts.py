@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.genfleet import generate_fleet  # noqa: E402
+from ci.texttable import Column, table_text  # noqa: E402
 from intent.fleet import Fleet, load_fleet  # noqa: E402
 from lab.metrics import Defect, Signal, Window, series, target_attributes  # noqa: E402
 from lab.source import inventory_attributes  # noqa: E402
@@ -196,17 +197,22 @@ def canary_trials(trials: int) -> None:
         f"defect on 4 of {len(nodes)} nodes (p = {4 / len(nodes):.3f}), "
         f"canary k = {len(stratified)}"
     )
-    print(
-        f"{'canary':<11} {'detected':>9} {'A/A false abort':>16} {'held (defect)':>14} "
-        f"{'held (A/A)':>11} {'canary GPU-h':>13}"
-    )
+    rows = []
     for kind in ("stratified", "random"):
         bad, good = tallies[(kind, True)], tallies[(kind, False)]
-        print(
-            f"{kind:<11} {bad['abort'] / trials:>9.3f} {good['abort'] / trials:>16.3f} "
-            f"{bad['hold'] / trials:>14.3f} {good['hold'] / trials:>11.3f} "
-            f"{statistics.mean(canary_stall[kind]):>13.1f}"
+        rows.append(
+            (
+                kind,
+                f"{bad['abort'] / trials:.3f}",
+                f"{good['abort'] / trials:.3f}",
+                f"{bad['hold'] / trials:.3f}",
+                f"{good['hold'] / trials:.3f}",
+                f"{statistics.mean(canary_stall[kind]):.1f}",
+            )
         )
+    headers = ("detected", "A/A false abort", "held (defect)", "held (A/A)", "canary GPU-h")
+    columns = (Column("canary"), *(Column(h, "right") for h in headers))
+    print(table_text(columns, rows), end="")
     k = len(stratified)
     print(f"random canary, 1 - (1 - p)^k = {1 - (1 - 4 / len(nodes)) ** k:.3f}")
     print(

@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.baseline import ROOT, checkout, describe, load_average
+from ci.texttable import Column, table_text
 
 CHILD = """
 import json, sys
@@ -58,14 +59,20 @@ def main() -> None:
     parser.add_argument("--base", default="HEAD~1", help="The earlier commit to compare with.")
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    print(f"{'tree':<48} {'wall s':>7} {'CPU s':>7} {'load':>5}  heavy imports")
+    rows = []
     with checkout(args.base) as base:
         for label, tree in ((f"base {describe(args.base)}", base), ("this tree", ROOT)):
             wall, cpu, heavy = time_help(tree, args.runs)
-            print(
-                f"{label[:48]:<48} {wall:>7.3f} {cpu:>7.3f} {load_average():>5}  "
-                f"{', '.join(heavy) or '-'}"
-            )
+            load = load_average()
+            rows.append((label[:48], f"{wall:.3f}", f"{cpu:.3f}", load, ", ".join(heavy) or "-"))
+    columns = (
+        Column("tree"),
+        Column("wall s", "right"),
+        Column("CPU s", "right"),
+        Column("load", "right"),
+        Column("heavy imports"),
+    )
+    print(table_text(columns, rows), end="")
 
 
 if __name__ == "__main__":

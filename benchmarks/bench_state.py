@@ -164,31 +164,37 @@ def measure_in_child(tree: Path, location: str) -> Figures:
     return figures
 
 
-def _cell(found: Figures, phase: str, unit: str) -> str:
+def _figures(found: Figures, phase: str, unit: str) -> tuple[str, str, str]:
     digits = 3 if unit == "s" else 2
     server = found[f"{phase}_server_cpu"]
     return (
-        f"{found[phase]:8.{digits}f} {found[f'{phase}_cpu']:8.{digits}f} {server:8.{digits}f}"
-        if server
-        else f"{found[phase]:8.{digits}f} {found[f'{phase}_cpu']:8.{digits}f} {'-':>8}"
+        f"{found[phase]:.{digits}f}",
+        f"{found[f'{phase}_cpu']:.{digits}f}",
+        f"{server:.{digits}f}" if server else "-",
     )
 
 
 def report(rows: list[tuple[str, str, Figures]]) -> None:
     """One line per tree, backend and phase: wall, CPU here, server CPU, load."""
-    print(f"{'phase':32} {'backend':10} {'tree':5} {'wall':>8} {'cpu':>8} {'server':>8} unit load")
-    for phase, title, unit in PHASES:
-        for label, backend, found in rows:
-            print(
-                f"{title:32} {backend:10} {label:5} {_cell(found, phase, unit)} {unit:>4}"
-                f" {found['load']:.1f}"
-            )
+    from ci.texttable import Column, table_text  # here: an earlier tree measured may lack it
+
+    lines = [
+        (title, backend, label, *_figures(found, phase, unit), unit, f"{found['load']:.1f}")
+        for phase, title, unit in PHASES
+        for label, backend, found in rows
+    ]
+    columns = (Column("phase"), Column("backend"), Column("tree"))
+    columns += tuple(Column(h, "right") for h in ("wall", "cpu", "server", "unit", "load"))
+    print(table_text(columns, lines), end="")
 
 
 def medians(rows: list[tuple[str, str, Figures]]) -> None:
     """Per phase, backend and tree: the median of each figure over the runs, and the
     lowest CPU (the run the shared machine disturbed least)."""
+    from ci.texttable import Column, table_text
+
     print(f"\nmedians of {len(rows) // 4} runs (lowest cpu in brackets)")
+    lines = []
     for phase, title, unit in PHASES:
         for backend in ("sqlite", "postgresql"):
             for label in ("base", "this"):
@@ -200,11 +206,22 @@ def medians(rows: list[tuple[str, str, Figures]]) -> None:
                     for key in (phase, f"{phase}_cpu", f"{phase}_server_cpu")
                 )
                 low = min(f[f"{phase}_cpu"] for f in runs)
-                shown = f" server {server:.3f}" if server else ""
-                print(
-                    f"{title:32} {backend:10} {label:5} wall {wall:.3f} cpu {cpu:.3f}"
-                    f" ({low:.3f}){shown} {unit}"
+                shown = f"{server:.3f}" if server else "-"
+                lines.append(
+                    (
+                        title,
+                        backend,
+                        label,
+                        f"{wall:.3f}",
+                        f"{cpu:.3f}",
+                        f"({low:.3f})",
+                        shown,
+                        unit,
+                    )
                 )
+    columns = (Column("phase"), Column("backend"), Column("tree"))
+    columns += tuple(Column(h, "right") for h in ("wall", "cpu", "lowest", "server", "unit"))
+    print(table_text(columns, lines), end="")
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.genfleet import generate_fleet  # noqa: E402
+from ci.texttable import Column, table_text  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time
@@ -66,10 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 4096])
     args = parser.parse_args()
-    print(
-        f"{'nodes':>6} {'form':<8} {'inventory':>16} {'load cold':>14} {'load warm':>14}"
-        f" {'validate warm':>14}"
-    )
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for nodes in args.sizes:
             for form, compact in (("records", False), ("compact", True)):
@@ -81,13 +79,18 @@ def main() -> None:
                 warm = run_child("load", repo, cache)
                 validate = run_child("validate", repo, cache)
                 size, lines = size_of(repo)
-                print(
-                    f"{nodes:>6} {form:<8} {size / 1e6:>6.2f} MB {lines:>6,} l"
-                    f" {cold['s']:>6.2f} s {cold['mb']:>4.0f} MB"
-                    f" {warm['s']:>6.2f} s {warm['mb']:>4.0f} MB"
-                    f" {validate['s']:>6.2f} s {validate['mb']:>4.0f} MB",
-                    flush=True,
+                print(f"measured {form} {nodes}", file=sys.stderr, flush=True)
+                rows.append(
+                    (
+                        nodes,
+                        form,
+                        f"{size / 1e6:.2f} MB {lines:,} l",
+                        *(f"{r['s']:.2f} s {r['mb']:.0f} MB" for r in (cold, warm, validate)),
+                    )
                 )
+    right = ("inventory", "load cold", "load warm", "validate warm")
+    columns = (Column("nodes", "right"), Column("form"), *(Column(h, "right") for h in right))
+    print(table_text(columns, rows), end="")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.baseline import checkout, describe  # noqa: E402
 from benchmarks.genfleet import generate_fleet  # noqa: E402
+from ci.texttable import Column, table_text  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time
@@ -183,10 +184,7 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
 
 
 def print_rows(rows: list[Row]) -> None:
-    print(
-        f"{'measure':<13} {'tree':<5} {'nodes':>6} {'seconds':>9} {'CPU s':>7} {'peak MB':>8} "
-        f"{'load':>5} {'time x':>7} {'nodes x':>7}  detail"
-    )
+    table = []
     previous: dict[tuple[str, str], tuple[int, float]] = {}
     for measure, label, nodes, result in rows:
         growth, node_growth = "", ""
@@ -198,11 +196,23 @@ def print_rows(rows: list[Row]) -> None:
         detail = ", ".join(
             f"{k} {v}" for k, v in result.items() if k not in ("seconds", "cpu", "peak_mb", "load")
         )
-        print(
-            f"{measure:<13} {label:<5} {nodes:>6} {result['seconds']:>9.2f} "
-            f"{result['cpu']:>7.2f} {result['peak_mb']:>8.0f} {result['load']:>5.2f} "
-            f"{growth:>7} {node_growth:>7}  {detail}"
+        table.append(
+            (
+                measure,
+                label,
+                nodes,
+                f"{result['seconds']:.2f}",
+                f"{result['cpu']:.2f}",
+                f"{result['peak_mb']:.0f}",
+                f"{result['load']:.2f}",
+                growth,
+                node_growth,
+                detail,
+            )
         )
+    numbers = ("nodes", "seconds", "CPU s", "peak MB", "load", "time x", "nodes x")
+    columns = (Column("measure"), Column("tree"), *(Column(h, "right") for h in numbers))
+    print(table_text((*columns, Column("detail")), table), end="")
 
 
 def main() -> None:

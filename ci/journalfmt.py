@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ci.texttable import Column, table_lines
 from reconciler.state.journal import Pin, RolloutRow, TargetRow, WaveRow
 from reconciler.state.journal_approvals import ApprovalRow
 
@@ -156,16 +157,16 @@ def _evidence_lines(wave: WaveRow, queries: dict[str, str]) -> list[str]:
     extra = len(evidence.get("judged_targets", [])) - len(evidence.get("wave_targets", []))
     if extra > 0:
         lines.append(f"      judged with {extra} target(s) of earlier passed waves (min_samples)")
+    rows: list[tuple[str, str]] = []
     for m in evidence.get("measurements", []):
         mark = {"successful": "ok", "failed": "FAILED", "error": "ERROR"}.get(
             m["phase"], m["phase"].upper()
         )
-        lines.append(f"        {mark:<12} {m['message']}")
+        rows.append((mark, m["message"]))
         if m["metric"] in queries:
-            lines.append(f"        {'':<12} query: {queries[m['metric']]}")
-    for name, floor in (evidence.get("noise_floors") or {}).items():
-        lines.append(f"        {'A/A':<12} {floor['message']}")
-        del name
+            rows.append(("", f"query: {queries[m['metric']]}"))
+    rows += [("A/A", floor["message"]) for floor in (evidence.get("noise_floors") or {}).values()]
+    lines += table_lines((Column(), Column()), rows, header=False, indent=8)
     accepted = evidence.get("accepted")
     if isinstance(accepted, dict):
         was = accepted.get("was") or "held"
@@ -174,6 +175,56 @@ def _evidence_lines(wave: WaveRow, queries: dict[str, str]) -> list[str]:
             f" {accepted.get('reason', '')}"
         )
     return lines
+
+
+def _strata_lines(row: RolloutRow) -> list[str]:
+    """Per stratum: its targets, canaries and how surely they catch a defect confined to
+    it (and a random canary of the same size would)."""
+    coverage = {c["stratum"]: c for c in row.plan.get("coverage", [])}
+    rows = []
+    for stratum in row.plan.get("strata", []):
+        c = coverage.get(stratum["id"], {})
+        key = " ".join(f"{k}={v}" for k, v in stratum["key"] if k.startswith("label.")) or "-"
+        rows.append(
+            (
+                stratum["id"],
+                f"{len(stratum['members'])} targets",
+                f"canary {_names(c.get('canaries', [])) or '-'}",
+                f"covered {c.get('stratified', 0):.3f}",
+                f"(random canary {c.get('random', 0):.3f})",
+                key,
+            )
+        )
+    columns = (Column(), Column(justify="right"), Column(), Column(), Column(), Column())
+    return table_lines(columns, rows, header=False, indent=2)
+
+
+def _wave_lines(
+    row: RolloutRow, waves: Sequence[WaveRow], by_wave: dict[int, list[TargetRow]]
+) -> list[str]:
+    """One aligned line per wave: number, kind, status, targets and their states, bake,
+    stall against the plan, attempts when more than one."""
+    rows = []
+    for wave in waves:
+        mine = by_wave.get(wave.number, [])
+        states = Counter(t.status.value for t in mine)
+        planned = _planned_stall(row, wave.number)
+        rows.append(
+            (
+                wave.number,
+                "canary" if wave.canary else "wave",
+                wave.status.value,
+                f"{len(mine)} targets",
+                f"[{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}]",
+                f"bake {_hm(wave.bake_minutes)}",
+                f"stalled {wave.stall_gpu_hours:.1f} GPU-h"
+                + (f" (planned {planned:.1f})" if planned else ""),
+                f"attempts {wave.attempts}" if wave.attempts > 1 else "",
+            )
+        )
+    right = Column(justify="right")
+    columns = (right, Column(), Column(), right, Column(), Column(), Column(), Column())
+    return table_lines(columns, rows, header=False, indent=2)
 
 
 def status_text(
@@ -188,32 +239,16 @@ def status_text(
     if row.reason:
         out.append(f"  reason: {row.reason}")
     out.append("strata")
-    coverage = {c["stratum"]: c for c in row.plan.get("coverage", [])}
-    for stratum in row.plan.get("strata", []):
-        c = coverage.get(stratum["id"], {})
-        key = " ".join(f"{k}={v}" for k, v in stratum["key"] if k.startswith("label.")) or "-"
-        out.append(
-            f"  {stratum['id']:<4} {len(stratum['members']):>4} targets  canary "
-            f"{_names(c.get('canaries', [])) or '-':<20} covered {c.get('stratified', 0):.3f} "
-            f"(random canary {c.get('random', 0):.3f})  {key}"
-        )
+    out += _strata_lines(row)
     out.append("waves")
     queries = _queries(row)
     by_wave: dict[int, list[TargetRow]] = {}
     for t in targets:
         by_wave.setdefault(t.wave, []).append(t)
-    for wave in waves:
-        mine = by_wave.get(wave.number, [])
-        kind = "canary" if wave.canary else "wave"
-        states = Counter(t.status.value for t in mine)
-        out.append(
-            f"  {wave.number:>3} {kind:<6} {wave.status.value:<11} {len(mine):>3} targets "
-            f"[{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}]  bake "
-            f"{_hm(wave.bake_minutes)}  stalled {wave.stall_gpu_hours:.1f} GPU-h"
-            + (f" (planned {planned:.1f})" if (planned := _planned_stall(row, wave.number)) else "")
-            + (f"  attempts {wave.attempts}" if wave.attempts > 1 else "")
-        )
-        out.append(f"      targets: {_names([t.device for t in mine])}")
+    summaries = _wave_lines(row, waves, by_wave)
+    for wave, summary in zip(waves, summaries, strict=True):
+        out.append(summary)
+        out.append(f"      targets: {_names([t.device for t in by_wave.get(wave.number, [])])}")
         out += _drain_lines(wave)
         if wave.evidence and wave.decision:
             out += _evidence_lines(wave, queries)
@@ -240,15 +275,20 @@ def status_text(
 def list_text(rows: Sequence[RolloutRow], waves: dict[str, list[WaveRow]]) -> str:
     if not rows:
         return "no rollouts recorded\n"
-    out = [f"{'id':<36} {'status':<12} {'waves':>9}  {'updated':<25} reason"]
+    columns = (
+        Column("id"),
+        Column("status"),
+        Column("waves", "right"),
+        Column("updated"),
+        Column("reason"),
+    )
+    table = []
     for row in rows:
         mine = waves.get(row.id, [])
         done = sum(1 for w in mine if w.status.value == "passed")
-        out.append(
-            f"{row.id:<36} {row.status.value:<12} {done:>4}/{len(mine):<4}  "
-            f"{row.updated_at[:25]:<25} {(row.reason or '')[:80]}"
-        )
-    return "\n".join(out) + "\n"
+        reason = (row.reason or "")[:80]
+        table.append((row.id, row.status.value, f"{done}/{len(mine)}", row.updated_at[:25], reason))
+    return "\n".join(table_lines(columns, table)) + "\n"
 
 
 def queued_text(queued: list[ApprovalRow]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ci.texttable import Column, table_lines
 from rollouts.bake import BakeSizing
 from rollouts.planning import RolloutPlan
 from rollouts.price import Stall
@@ -140,6 +141,39 @@ def _bake_words(bake: BakeSizing, spec: RolloutSpec) -> str:
     return words
 
 
+def _strata_lines(plan: RolloutPlan) -> list[str]:
+    """One row per stratum: its size and share, its canaries, and the chance that a defect
+    confined to it is caught by them and by a random canary of the same size."""
+    varying = plan.strata.varying()
+    coverage = {row.stratum: row for row in plan.coverage}
+    columns = (
+        Column("id"),
+        Column("size", "right"),
+        Column("p", "right"),
+        Column("canary"),
+        Column("stratified", "right"),
+        Column(f"random k={len(plan.waves.canary)}", "right"),
+        Column(),
+    )
+    rows: list[tuple[object, ...]] = []
+    for s in plan.strata.strata:
+        row = coverage[s.id]
+        label = s.label(varying) or "(one stratum)"
+        canaries = ",".join(row.canaries)
+        rows.append(
+            (
+                s.id,
+                row.size,
+                f"{row.p:.3f}",
+                canaries,
+                f"{row.stratified:.3f}",
+                f"{row.random:.4f}",
+                label,
+            )
+        )
+    return table_lines(columns, rows, indent=2)
+
+
 def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
     spec = plan.spec
     strata = plan.strata
@@ -158,27 +192,22 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
         lines.append(f"UNKNOWN {name}: {error} (not planned: its current versions are unknown)")
     common = " ".join(f"{k}={v}" for k, v in strata.strata[0].key if k not in varying)
     lines += ["", f"strata (all share: {common or 'nothing'})"]
-    k = len(plan.waves.canary)
-    lines.append(f"  {'id':<4} {'size':>4}  {'p':>6}  {'canary':<20} stratified  random k={k}")
-    rows = {row.stratum: row for row in plan.coverage}
-    for s in strata.strata:
-        row = rows[s.id]
-        canaries = ",".join(row.canaries)
-        lines.append(
-            f"  {s.id:<4} {row.size:>4}  {row.p:>6.3f}  {canaries:<20} {row.stratified:>10.3f}"
-            f"  {row.random:>10.4f}   {s.label(varying) or '(one stratum)'}"
-        )
+    lines += _strata_lines(plan)
     lines += ["", "waves"]
+    heads: list[tuple[int, str]] = []
     for r in plan.reports:
         kind = "canary" if r.wave.canary else "wave"
         held = ""
         if r.wave.held:
             whole = " as whole gang shares" if spec.drain else ""
             held = f" of size {r.wave.size}: no further target fit the caps{whole}"
-        lines.append(
-            f"  {r.wave.number:>2} {kind}: {len(r.wave.targets)} targets{held}, strata "
-            f"{','.join(r.strata)}"
+        joined = ",".join(r.strata)
+        heads.append(
+            (r.wave.number, f"{kind}: {len(r.wave.targets)} targets{held}, strata {joined}")
         )
+    numbered = table_lines((Column(justify="right"), Column()), heads, header=False, indent=2)
+    for r, head in zip(plan.reports, numbered, strict=True):
+        lines.append(head)
         lines.append(f"       targets: {_names(r.wave.targets)}")
         if r.wave.riders:
             lines.append(

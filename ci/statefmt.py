@@ -1,18 +1,22 @@
 """Stable JSON documents of the state commands: ``lease show``, ``freeze``/``unfreeze``,
 ``audit show``/``audit verify``, ``pins list``/``pins release``, ``rollout list`` and
-``rollback`` (schemas documented in docs/output-formats.md).
+``rollback`` (schemas documented in docs/output-formats.md); and the text of
+``audit show``, one table row per record.
 
-Pure: each function turns what the state database returned into a JSON-ready dict.
+Pure: each function turns what the state database returned into a JSON-ready dict (or
+the text).
 Every document carries its ``schema`` key (``plumb.<name>/v1``); keys may be added in
 v1, none removed or changed in meaning. Times are ISO 8601 with their UTC offset.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ci.texttable import Column, table_text
 from reconciler.state.audit import AuditRecord, AuditVerdict
 from reconciler.state.freeze import FreezeStatus
 from reconciler.state.journal import Pin, RolloutRow, WaveRow, WaveStatus
@@ -89,6 +93,20 @@ def audit_record_json(record: AuditRecord) -> dict[str, Any]:
 def audit_json(records: Sequence[AuditRecord]) -> dict[str, Any]:
     """``audit show``: the records chosen, oldest first."""
     return {"schema": AUDIT_SCHEMA, "records": [audit_record_json(r) for r in records]}
+
+
+def audit_text(records: Sequence[AuditRecord]) -> str:
+    """``audit show``: per record its number, time, kind, actor, then what it touched
+    (device, field, before -> after) and its detail; no header."""
+    rows = []
+    for r in records:
+        what = f"{r.device or ''} {r.field or ''}".strip()
+        change = f" {r.before!r} -> {r.after!r}" if r.field else ""
+        detail = f" {json.dumps(dict(r.detail), sort_keys=True)}" if r.detail else ""
+        at = r.at.isoformat(timespec="seconds")
+        rows.append((r.seq, at, r.kind.value, r.actor, f"{what}{change}{detail}".strip()))
+    columns = (Column(justify="right"), Column(), Column(), Column(), Column())
+    return table_text(columns, rows, header=False)
 
 
 def audit_verify_json(verdict: AuditVerdict) -> dict[str, Any]:

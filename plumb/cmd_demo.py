@@ -35,6 +35,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ci.texttable import Column, table_lines
 from intent.fleet import load_fleet
 from lab.clock import attach_defect
 from lab.driver import create_lab
@@ -213,9 +214,13 @@ def _outcome(launched: Launched, context: FleetContext) -> bool:
     canary = journal.waves(launched.rollout)[0]
     _step(f"outcome: {row.status.value.replace('_', ' ')}")
     console.print(f"{row.reason}")
-    for m in (canary.evidence or {}).get("measurements", []):
-        if m["phase"] != "successful" or m["metric"] == "step_time":
-            console.print(f"  {m['phase']:<12} {m['message']}")
+    shown = [
+        (m["phase"], m["message"])
+        for m in (canary.evidence or {}).get("measurements", [])
+        if m["phase"] != "successful" or m["metric"] == "step_time"
+    ]
+    for line in table_lines((Column(), Column()), shown, header=False, indent=2):
+        console.out(line, highlight=False)
     store = LabStore(lab_db_path(context.fleet))
     try:
         running = store.read_all_running()

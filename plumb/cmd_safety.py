@@ -72,7 +72,7 @@ def audit_show(
     ] = False,
 ) -> None:
     """The newest audit records, oldest first."""
-    from ci.statefmt import audit_json, audit_record_json
+    from ci.statefmt import audit_json, audit_record_json, audit_text
 
     check_format(format)
     with fleet_context(path) as context:
@@ -80,17 +80,11 @@ def audit_show(
         if format == "json":
             _print_json(audit_json(records))
             return
-        for r in records:
-            if as_json:
+        if as_json:
+            for r in records:
                 typer.echo(json.dumps(audit_record_json(r)))
-                continue
-            what = f"{r.device or ''} {r.field or ''}".strip()
-            change = f" {r.before!r} -> {r.after!r}" if r.field else ""
-            detail = f" {json.dumps(dict(r.detail), sort_keys=True)}" if r.detail else ""
-            typer.echo(
-                f"{r.seq:>6} {r.at.isoformat(timespec='seconds')} {r.kind.value:<8} "
-                f"{r.actor} {what}{change}{detail}"
-            )
+            return
+        typer.echo(audit_text(records), nl=False)
 
 
 @audit_app.command("verify")

@@ -72,6 +72,14 @@ def test_firmware_rollout_text(labbed: FleetCopy) -> None:
     assert "label.nic_revision=B0" in run.stdout and "0.4138" in run.stdout
     assert "riders: " in run.stdout
     assert (
+        "  id  size      p  canary                   stratified  random k=4\n"
+        "  S1    28  0.875  gpu-n19,gpu-n24,gpu-n27       1.000      0.9998  label.nic_revision"
+        "=A1\n"
+        "  S2     4  0.125  gpu-n31                       1.000      0.4138  label.nic_revision"
+        "=B0\n"
+    ) in run.stdout
+    assert "\n  1  canary: 4 targets, strata S1,S2\n       targets: gpu-n19 " in run.stdout
+    assert (
         "stalled: 298.7 GPU-h $896 (drains: llm-pretrain-a x4, llm-pretrain-b x4); "
         "lower bound 74.7 GPU-h $224 (each gang drained once); "
         "with these caps at least 298.7 GPU-h $896"
