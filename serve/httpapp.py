@@ -6,9 +6,10 @@ recently) and ``GET /metrics``.
 A route maps a :class:`Request` (method, path, headers, the whole body, already bounded
 by the server) to a :class:`Response`. A route may demand a bearer token
 (``Authorization: Bearer ...``, compared in constant time); a route whose token source
-returns nothing is open. Whatever a route raises is answered 500 and logged as one line,
-never a traceback: the request never sees the exception, and the log never grows a stack
-per hostile request.
+returns nothing is open. A refused request (4xx but 404) is logged as one line; whatever
+a route raises is answered 500 and logged as one line, never a traceback: the client
+never sees the exception, and the log never grows a stack per hostile request. A route's
+own 5xx answer (``/readyz`` not ready) is a state, not an error, and is not logged.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class WsgiApp:
             self.log(f"http: 500 {method} {path}: {type(exc).__name__}: {_one_line(exc)}")
             response = Response.text(500, "internal error")
         else:
-            if response.status >= 400 and response.status != 404:
+            if 400 <= response.status < 500 and response.status != 404:
                 self.log(f"http: {response.status} {method} {path}: {_first_line(response)}")
         reason = HTTPStatus(response.status).phrase
         start_response(

@@ -156,3 +156,22 @@ def test_the_body_and_headers_reach_the_route() -> None:
     status, body = _call(app, environ)
     assert (status, body) == ("202 Accepted", b"fetching\n")
     assert pushes == [Push("github", "main", "c" * 40)]
+
+
+def test_refusals_are_logged_and_a_probe_s_answer_is_not() -> None:
+    """An unsigned push (401) is logged as one line; /readyz answering 503 and an unknown
+    path (404) are not."""
+    lines: list[str] = []
+    app = WsgiApp(controller_routes(_endpoints([])), lines.append)
+    unsigned = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/webhook",
+        "CONTENT_LENGTH": "2",
+        "wsgi.input": io.BytesIO(b"{}"),
+    }
+    assert _call(app, unsigned)[0].startswith("401 ")
+    assert _call(app, {"REQUEST_METHOD": "GET", "PATH_INFO": "/readyz"})[0].startswith("503 ")
+    assert _call(app, {"REQUEST_METHOD": "GET", "PATH_INFO": "/nope"})[0].startswith("404 ")
+    assert lines == [
+        "http: 401 POST /webhook: neither X-Hub-Signature-256 nor X-Gitlab-Token is present"
+    ]

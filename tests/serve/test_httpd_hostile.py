@@ -33,6 +33,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("hostile")
     repos = make_repos(tmp, SERVE)
     found = start_serve(repos.controller, {"PLUMB_WEBHOOK_SECRET": SECRET}, tmp / "serve.log")
+    # the first pass done, so its own work does not move the thread counts below
+    wait_until(lambda: found.metric("plumb_reconcile_passes_total", result="ok"), 60, "a pass")
     yield found
     found.stop()
 
@@ -151,7 +153,8 @@ def test_half_sent_requests_hold_no_thread_and_probes_still_answer(served: Serve
         for connection in held:
             assert connection.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         assert get(served.port, "/healthz") == 200
-        assert thread_count(pid) <= threads_before
+        # room for a transient thread of the controller's; http.server added one per client
+        assert thread_count(pid) <= threads_before + 2
     finally:
         for connection in held:
             connection.close()
