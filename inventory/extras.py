@@ -63,8 +63,8 @@ EXTRAS: tuple[Extra, ...] = (
     ),
     Extra(
         "serve",
-        "`plumb serve`, the controller, and its `/metrics`",
-        ("prometheus_client",),
+        "`plumb serve`, the controller: its HTTP server and `/metrics`",
+        ("prometheus_client", "waitress"),
         includes=("rollouts",),
         commands=("serve",),
     ),

@@ -56,7 +56,8 @@ def serve(
     new commit and on an interval, report or correct drift inside sync windows."""
     from reconciler.state.dbfile import StateError
     from serve.controller import Controller, log
-    from serve.httpd import ControllerHttp, Endpoints
+    from serve.httpapp import Endpoints, controller_routes
+    from serve.httpd import ControllerHttp
     from serve.sender import Sender
 
     root = fleet_root(path)
@@ -70,16 +71,13 @@ def serve(
         raise fail(str(exc), 1) from None
     serve_config = controller.serve
     secret = webhook_secret(root, serve_config.webhook_secret_env, serve_config.webhook_secret_file)
-    http = ControllerHttp(
-        host,
-        int(port),
-        Endpoints(
-            secret=lambda: secret,
-            on_push=controller.on_push,
-            ready=controller.ready,
-            metrics=controller.metrics.render,
-        ),
+    endpoints = Endpoints(
+        secret=lambda: secret,
+        on_push=controller.on_push,
+        ready=controller.ready,
+        metrics=controller.metrics.render,
     )
+    http = ControllerHttp(host, int(port), controller_routes(endpoints), log=log)
     sender = Sender(controller.db, lambda: controller.status.leader)
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -66,6 +66,7 @@ EDGE_OWNERS = {
     "typer": ["plumb/*.py"],
     "pynetbox": ["inventory/netbox_fetch.py"],
     "requests": ["inventory/netbox_fetch.py"],
+    "waitress": ["serve/httpd.py"],
 }
 
 
