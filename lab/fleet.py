@@ -34,7 +34,7 @@ from intent.fleet import Fleet
 from intent.models import Bundle
 from inventory.index import Endpoint
 from inventory.models import Platform, Role
-from reconciler.capabilities import inexpressible
+from reconciler.capabilities import checker
 from reconciler.render import render_desired
 from reconciler.settings import Scalar, as_desired_state
 
@@ -225,8 +225,8 @@ def initial_lab_states(
     for name, state in states.items():
         _add_platform_facts(fleet, name, state)
         # A lab device holds only what its platform can express, like the real one.
-        platform = fleet.devices[name].platform.value
-        for path in [p for p in state if inexpressible(platform, p, state) is not None]:
+        refuses = checker(fleet.devices[name].platform.value, state)
+        for path in [p for p in state if refuses(p) is not None]:
             del state[path]
     if older_firmware:
         for name, state in states.items():

@@ -11,17 +11,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from reconciler.drivers.eos_caps import eos_inexpressible
-from reconciler.drivers.sonic_caps import sonic_inexpressible
+from reconciler.drivers.eos_caps import EosChecker
+from reconciler.drivers.sonic_caps import SonicChecker
 from reconciler.settings import Scalar
 
-Rule = Callable[[str, Mapping[str, Scalar]], str | None]
-"""(setting path, observed state) -> why the platform cannot express it, or None."""
+Checker = Callable[[str], str | None]
+"""setting path -> why the platform cannot express it on one device, or None."""
 
-RULES: dict[str, Rule] = {"eos": eos_inexpressible, "sonic": sonic_inexpressible}
+Rule = Callable[[Mapping[str, Scalar]], Checker]
+"""observed state -> the device's checker: what decides besides the path is read once."""
+
+RULES: dict[str, Rule] = {"eos": EosChecker, "sonic": SonicChecker}
 
 
 def inexpressible(platform: str, path: str, observed: Mapping[str, Scalar]) -> str | None:
     """Why ``platform`` cannot express ``path`` (given what was observed), or None."""
     rule = RULES.get(platform)
-    return None if rule is None else rule(path, observed)
+    return None if rule is None else rule(observed)(path)
+
+
+def checker(platform: str, observed: Mapping[str, Scalar]) -> Checker:
+    """The checker of one device of ``platform`` (never refusing on a platform without
+    a rule): ask it about each path instead of calling :func:`inexpressible` per path."""
+    rule = RULES.get(platform)
+    return _express_all if rule is None else rule(observed)
+
+
+def _express_all(path: str) -> None:
+    return None

@@ -138,13 +138,14 @@ def plan_device(
     conflicts: list[Conflict] = []
     held: list[Held] = []
     refused: list[Inexpressible] = []
-    rule = RULES.get(platform)
+    prepare = RULES.get(platform)
+    rule = None if prepare is None else prepare(observed)
     if rule is None and not claims and not holds:
         # Every path expressible, none claimed or held (the GPU nodes): all of it is wanted.
         wanted = dict(desired)
     else:
         for path, owned in desired.items():
-            reason = None if rule is None else rule(path, observed)
+            reason = None if rule is None else rule(path)
             if reason is not None:
                 refused.append(Inexpressible(device, path, owned.value, owned.owner, reason))
                 continue

@@ -47,8 +47,8 @@ def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | N
     return None
 
 
-def _ecn_rule(queue: str, observed: Mapping[str, Scalar]) -> str | None:
-    if not any(p.startswith("interfaces/Ethernet") for p in observed):
+def _ecn_rule(queue: str, observed: Mapping[str, Scalar], has_ethernet: bool) -> str | None:
+    if not has_ethernet:
         return "the switch reports no Ethernet port to configure ECN on"
     units = str(observed.get(f"qos/ecn/{queue}/threshold_unit") or "").split(",")
     other = [u for u in units if u and u not in _BYTE_UNITS]
@@ -65,14 +65,32 @@ def _ecn_rule(queue: str, observed: Mapping[str, Scalar]) -> str | None:
     )
 
 
+class EosChecker:
+    """:func:`eos_inexpressible` for one device: whether the switch reports an Ethernet
+    port is read from the observed state once, not once per ECN path."""
+
+    def __init__(self, observed: Mapping[str, Scalar]) -> None:
+        self.observed = observed
+        self._has_ethernet: bool | None = None
+
+    def __call__(self, path: str) -> str | None:
+        """Why EOS (as observed) cannot take ``path``, or None."""
+        if path.startswith("interfaces/"):  # most paths: split once, from the right
+            port, _, field = path[len("interfaces/") :].rpartition("/")
+            return _port_rule(port, field, self.observed) if port else None
+        parts = path.split("/")
+        match parts:
+            case ["qos", "ecn", queue, ("kmin_kb" | "kmax_kb" | "pmax_percent")]:
+                if self._has_ethernet is None:
+                    self._has_ethernet = any(
+                        p.startswith("interfaces/Ethernet") for p in self.observed
+                    )
+                return _ecn_rule(queue, self.observed, self._has_ethernet)
+            case ["bgp", "neighbors", peer, _] if ":" in peer:
+                return "IPv6 BGP neighbours are reported, never written"
+        return _REFUSED.get(path)
+
+
 def eos_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None:
     """Why EOS (as observed) cannot take ``path``, or None."""
-    parts = path.split("/")
-    match parts:
-        case ["interfaces", *port, field] if port:
-            return _port_rule("/".join(port), field, observed)
-        case ["qos", "ecn", queue, ("kmin_kb" | "kmax_kb" | "pmax_percent")]:
-            return _ecn_rule(queue, observed)
-        case ["bgp", "neighbors", peer, _] if ":" in peer:
-            return "IPv6 BGP neighbours are reported, never written"
-    return _REFUSED.get(path)
+    return EosChecker(observed)(path)

@@ -42,6 +42,8 @@ def bgp_mode(spaces: Spaces) -> str:
     return FRRCFGD if str(meta.get("frr_mgmt_framework_config", "")) == "true" else BGPCFGD
 
 
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 _INTERFACE = re.compile(r"^(?:Ethernet|Eth|Vlan|PortChannel|Loopback)[0-9][0-9A-Za-z_./:-]{0,40}$")
 
 
@@ -58,6 +60,10 @@ def peer_of(key: str) -> tuple[str, str]:
 
 def is_address(peer: str) -> bool:
     """Whether a peer name is an IP address (not an unnumbered peer's interface)."""
+    if _IPV4.fullmatch(peer):  # the common case, without building an address object
+        return True
+    if ":" not in peer:  # neither dotted-quad IPv4 nor IPv6: an interface name
+        return False
     try:
         ipaddress.ip_address(peer)
     except ValueError:

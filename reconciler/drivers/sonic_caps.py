@@ -113,41 +113,72 @@ def _headroom(observed: Mapping[str, Scalar]) -> str | None:
     return _updater(observed, f"a consistent lossless profile ({', '.join(fields)})", ops)
 
 
+class SonicChecker:
+    """:func:`sonic_inexpressible` for one device: what decides a refusal besides the
+    path (release, updater rules, BGP mode, headroom, each WRED profile's verdict) is
+    read from the observed state once, not once per path (a plan asks for every path
+    of every switch)."""
+
+    def __init__(self, observed: Mapping[str, Scalar]) -> None:
+        self.observed = observed
+        self.rules = rules_for(release(observed.get("system/nos_version")))
+        self.bgpcfgd = observed.get("system/bgp_config", "frrcfgd") != "frrcfgd"
+        self._headroom: tuple[str | None] | None = None
+        self._ecn: dict[str, str | None] = {}
+        self._no_apply_patch = (
+            None
+            if self.rules is None or writable(self.rules)
+            else (
+                f"this switch runs {observed.get('system/nos_version')}: config apply-patch, "
+                "which plumb writes through, first ships in 202106"
+            )
+        )
+
+    def __call__(self, path: str) -> str | None:
+        """Why SONiC cannot express ``path`` on this device, or None."""
+        if path.startswith("interfaces/"):  # most paths: only the release decides
+            return self._no_apply_patch
+        observed = self.observed
+        if path in _ALWAYS:
+            return _ALWAYS[path]
+        if (
+            path == "system/nos_version"
+            and observed.get("system/nos_build")
+            and (observed.get("system/nos_version") is None)
+        ):
+            return (
+                f"the running build {str(observed['system/nos_build'])[:60]!r} names no "
+                "branch plumb can read, so it cannot tell whether an install is due"
+            )
+        parts = path.split("/")
+        if parts[:2] == ["bgp", "neighbors"] and ":" in parts[2]:
+            return "IPv6 BGP peers are reported, never written"
+        if parts[:2] == ["bgp", "neighbors"] and not is_address(parts[2]):
+            return "BGP peers keyed by an interface (unnumbered) are reported, never written"
+        if self._no_apply_patch is not None and path != "system/nos_version":
+            return self._no_apply_patch
+        # A fact the state does not hold (a plan from rendered intent, an old snapshot)
+        # decides nothing: the switch's own dry run still refuses what it cannot take.
+        if path in ("bgp/router_id", "bgp/maximum_paths") and self.bgpcfgd:
+            return _BGPCFGD.format(what=path.split("/")[1].replace("_", "-"))
+        if path.endswith("/inbound_filter") and self.bgpcfgd:
+            return _BGPCFGD.format(what="inbound route-maps (set on its peer groups)")
+        if path == "qos/pfc_headroom_kb":
+            if self._headroom is None:
+                self._headroom = (_headroom(observed),)
+            return self._headroom[0]
+        if path.startswith("qos/ecn/") and parts[2].isdigit():
+            profile = str(observed.get(f"qos/ecn/{parts[2]}/wred_profile") or DEFAULT_WRED)
+            if profile not in self._ecn:
+                self._ecn[profile] = _updater(
+                    observed,
+                    f"replacing WRED_PROFILE {profile} green thresholds",
+                    ecn_ops(profile),
+                )
+            return self._ecn[profile]
+        return None
+
+
 def sonic_inexpressible(path: str, observed: Mapping[str, Scalar]) -> str | None:
     """Why SONiC cannot express ``path`` (on this device), or None."""
-    if path in _ALWAYS:
-        return _ALWAYS[path]
-    if (
-        path == "system/nos_version"
-        and observed.get("system/nos_build")
-        and (observed.get("system/nos_version") is None)
-    ):
-        return (
-            f"the running build {str(observed['system/nos_build'])[:60]!r} names no branch "
-            "plumb can read, so it cannot tell whether an install is due"
-        )
-    parts = path.split("/")
-    if parts[:2] == ["bgp", "neighbors"] and ":" in parts[2]:
-        return "IPv6 BGP peers are reported, never written"
-    if parts[:2] == ["bgp", "neighbors"] and not is_address(parts[2]):
-        return "BGP peers keyed by an interface (unnumbered) are reported, never written"
-    rules = rules_for(release(observed.get("system/nos_version")))
-    if rules is not None and not writable(rules) and path != "system/nos_version":
-        return (
-            f"this switch runs {observed.get('system/nos_version')}: config apply-patch, "
-            "which plumb writes through, first ships in 202106"
-        )
-    # A fact the state does not hold (a plan from rendered intent, an old snapshot) decides
-    # nothing: the switch's own dry run still refuses what it cannot take.
-    bgpcfgd = observed.get("system/bgp_config", "frrcfgd") != "frrcfgd"
-    if path in ("bgp/router_id", "bgp/maximum_paths") and bgpcfgd:
-        return _BGPCFGD.format(what=path.split("/")[1].replace("_", "-"))
-    if path.endswith("/inbound_filter") and bgpcfgd:
-        return _BGPCFGD.format(what="inbound route-maps (set on its peer groups)")
-    if path == "qos/pfc_headroom_kb":
-        return _headroom(observed)
-    if path.startswith("qos/ecn/") and parts[2].isdigit():
-        profile = observed.get(f"qos/ecn/{parts[2]}/wred_profile") or DEFAULT_WRED
-        return _updater(observed, f"replacing WRED_PROFILE {profile} green thresholds",
-                        ecn_ops(str(profile)))  # fmt: skip
-    return None
+    return SonicChecker(observed)(path)

@@ -7,14 +7,17 @@ interface name, never written, and the switch stays observable."""
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reconciler.drivers.safevalues import SafeValues
-from reconciler.drivers.sonic_bgp import parse_bgpraw, peer_of
+from reconciler.drivers.sonic_bgp import is_address, parse_bgpraw, peer_of
 from reconciler.drivers.sonic_caps import sonic_inexpressible
 from reconciler.drivers.sonic_jsonpatch import apply_json_patch
 from reconciler.drivers.sonic_parse import parse_running
@@ -102,3 +105,28 @@ def test_frr_interface_neighbours_are_read() -> None:
         ]
     )
     assert parse_bgpraw(text)["maps"]["Ethernet0"] == "FROM-FABRIC"
+
+
+def _by_ipaddress(peer: str) -> bool:
+    try:
+        ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    return True
+
+
+_OCTETS = st.one_of(
+    st.integers(0, 300).map(str), st.sampled_from(["00", "01", "007", "", "-1", " 1", "1a"])
+)
+
+
+@given(
+    st.one_of(
+        st.lists(_OCTETS, min_size=3, max_size=5).map(".".join),
+        st.text(alphabet="0123456789abcdef:.Ethernt/", max_size=24),
+    )
+)
+def test_is_address_agrees_with_ipaddress(peer: str) -> None:
+    """The dotted-quad fast path answers exactly what parsing an address answers,
+    leading zeros, octets over 255 and interface names included."""
+    assert is_address(peer) == _by_ipaddress(peer)
