@@ -272,6 +272,7 @@ def _databases(stack: contextlib.ExitStack, url: str | None) -> Callable[[], str
 
         server = PgServer().start()
         stack.callback(server.stop)
+        os.environ["PLUMB_STATE_NONDURABLE"] = "accept"  # fsync off: a throwaway server
         return server.new_database
     import psycopg
 

@@ -24,7 +24,9 @@ from pydantic import Field, StrictInt, StringConstraints, field_validator
 from intent.cron import CronError, parse_cron
 from inventory.schemabase import Strict
 
-ServeEvent = Literal["drift", "approve", "promotion", "hold", "abort", "rollback", "old_lease"]
+ServeEvent = Literal[
+    "drift", "approve", "promotion", "hold", "abort", "rollback", "old_lease", "state_unreachable"
+]
 SERVE_EVENTS: tuple[ServeEvent, ...] = (
     "drift",
     "approve",
@@ -33,6 +35,7 @@ SERVE_EVENTS: tuple[ServeEvent, ...] = (
     "abort",
     "rollback",
     "old_lease",
+    "state_unreachable",
 )
 PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]/._:-]{1,200}$")]
 DeviceGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]

@@ -71,6 +71,12 @@ class Settings(BaseSettings):
         validation_alias="PLUMB_STATE_URL",
         description="PostgreSQL URL of the state (the default of state.url_env)",
     )
+    state_nondurable: str | None = Field(
+        None,
+        validation_alias="PLUMB_STATE_NONDURABLE",
+        description="accept: record to a PostgreSQL state whose server does not make "
+        "commits durable (fsync or full_page_writes off; a throwaway database)",
+    )
     switch_username: str | None = Field(
         None,
         validation_alias="PLUMB_SWITCH_USERNAME",

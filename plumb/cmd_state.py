@@ -37,7 +37,7 @@ def state_migrate(
         sqlite_path,
         state_url,
     )
-    from reconciler.state.migrate import migrate_state
+    from reconciler.state.migrate import NOT_MIGRATED, migrate_state
 
     with fleet_context(path) as context:
         fleet = context.fleet
@@ -47,7 +47,10 @@ def state_migrate(
         target_url = to or state_url(fleet.root, fleet.config.state)
         if not is_postgres_url(target_url):
             raise fail("--to takes a postgresql:// URL", 2)
-        with open_state(str(source_path)) as source, open_state(target_url) as target:
+        with (
+            open_state(str(source_path)) as source,
+            open_state(target_url, then=NOT_MIGRATED) as target,
+        ):
             moved = migrate_state(source, target, actor=context.actor)
             where = target.location
     counts = ", ".join(f"{table} {count}" for table, count in moved.rows.items())

@@ -43,6 +43,7 @@ from reconciler.errors import DeviceError
 from reconciler.loop import Observation
 from reconciler.plan import build_plan
 from reconciler.settings import Owned
+from reconciler.state.errors import StateUnreachable
 from reconciler.state.journal import (
     Lifecycle,
     RolloutStatus,
@@ -268,16 +269,40 @@ WAIT_SLICE_MINUTES = 0.25
 """A real-time wait checks this often whether an operator aborted the rollout."""
 
 
+STATE_WAIT_MINUTES = 30.0
+"""How long a real-time wait goes on past its end for an unreachable state database."""
+
+
 def wait(rt: Runtime, ctx: Context, minutes: float) -> None:
     """Let ``minutes`` pass on the rollout's clock: a virtual clock moves at once; on a
-    real one the wait goes in slices and stops at an operator abort."""
+    real one the wait goes in slices and stops at an operator abort.
+
+    A state database that cannot be reached during the wait (restarted, failed over)
+    does not end the rollout: the abort check is tried again at the next slice, and
+    when the wait is over it goes on, slice by slice, until the database answers (at
+    most :data:`STATE_WAIT_MINUTES` more; then the error stands, as fenced out). The
+    lease's fencing token decides, once it answers, whether this run may still write."""
     if not real_time(rt.clock):
         rt.clock.advance(minutes)
         return
     end = rt.clock.now() + minutes
-    while (left := end - rt.clock.now()) > 0:
-        rt.clock.advance(min(WAIT_SLICE_MINUTES, left))
-        stop_if_aborted(rt, ctx)
+    lost: float | None = None  # when the state database was found unreachable
+    while (left := end - rt.clock.now()) > 0 or lost is not None:
+        rt.clock.advance(min(WAIT_SLICE_MINUTES, left) if left > 0 else WAIT_SLICE_MINUTES)
+        try:
+            stop_if_aborted(rt, ctx)
+        except StateUnreachable as exc:
+            if lost is None:
+                lost = rt.clock.now()
+                rt.reporter.message(f"state database unreachable; waiting for it: {exc}")
+            elif rt.clock.now() - lost >= STATE_WAIT_MINUTES:
+                raise
+            continue
+        if lost is not None:
+            rt.reporter.message(
+                f"state database reachable again after {rt.clock.now() - lost:.1f} min"
+            )
+            lost = None
 
 
 def _remaining_drain(rt: Runtime, ctx: Context, wave: WaveRow) -> float:

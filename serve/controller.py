@@ -8,6 +8,15 @@ webhook woke the loop; reconcile on a new commit or when the reconcile interval
 elapsed; turn committed rollout decisions in the audit log into notices; refresh the
 metrics. A failed turn is logged and retried at the next one: the loop never dies of
 an unreachable state database or a git error.
+
+A state database that cannot be reached (restarted, failed over, the network cut) is
+retried with backoff (1 s doubling to 10 s, :func:`reconciler.state.pgdb.retry_after`),
+logged when it is lost and when it is back, never once per turn. Meanwhile this replica
+does not lead, ``/readyz`` answers 503 (it cannot tell who leads), and
+``plumb_state_database_up`` is 0; once the database answers, the connection is reopened,
+leadership is claimed again, a lease left by the turn the outage cut short is ended
+(its fencing token then refuses a late write), and a ``state_unreachable`` notice says
+how long the outage lasted.
 """
 
 from __future__ import annotations
@@ -28,8 +37,10 @@ from reconciler.drivers.base import Outcome
 from reconciler.errors import FencedOut, Frozen
 from reconciler.state.db import StateDB
 from reconciler.state.dbfile import StateError
+from reconciler.state.errors import StateUnreachable
 from reconciler.state.lease import LeaseHeld
 from reconciler.state.location import fleet_state_location, is_postgres_url, open_state
+from reconciler.state.pgdb import retry_after
 from serve.gitpoll import PollError, fetch_and_fast_forward, head_commit
 from serve.leader_file import FileLeaderLock
 from serve.metrics import ServeMetrics
@@ -71,6 +82,12 @@ def _counts(by_outcome: dict[str, int]) -> str:
     return ", ".join(f"{n} {outcome}" for outcome, n in sorted(by_outcome.items()))
 
 
+def _lost_state(exc: BaseException) -> bool:
+    """Did this error come from a state database that could not be reached (directly,
+    or as the ``FencedOut`` a pre-write check makes of it)?"""
+    return isinstance(exc, StateUnreachable) or isinstance(exc.__cause__, StateUnreachable)
+
+
 def log(message: str) -> None:
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     sys.stderr.write(f"{stamp} {message}\n")
@@ -105,6 +122,17 @@ class Status:
     last_ok: float | None = None
     last_error: str | None = None
     commit: str | None = None
+    unreachable_since: float | None = None  # time.time() of the first failed turn
+    unreachable_turns: int = 0  # turns in a row that could not reach the state
+    retry_at: float = 0.0  # time.monotonic() of the next try while unreachable
+    logged_at: float = 0.0  # time.monotonic() the outage was last logged
+
+    def state_up(self) -> bool:
+        return self.unreachable_since is None
+
+
+UNREACHABLE_LOG_SECONDS = 60.0
+"""While the state database stays unreachable, a reminder is logged this often."""
 
 
 class Controller:
@@ -142,6 +170,10 @@ class Controller:
         return True
 
     def ready(self) -> tuple[bool, str]:
+        if not self.status.state_up():
+            return False, (
+                f"state database unreachable, so who leads is unknown: {self.status.last_error}"
+            )
         if self.status.last_error is not None:
             return False, f"last turn failed: {self.status.last_error}"
         if not self.status.leader:
@@ -170,6 +202,8 @@ class Controller:
         """Sleep until the next poll or pass is due, a push wakes us, or we stop."""
         due = min(self._next_poll, self._next_pass, self._next_rollout)
         due = due if self.status.leader else 0.0
+        if not self.status.state_up():
+            due = self.status.retry_at
         deadline = max(due, time.monotonic() + self._sleep_step)
         while not self.stopping.is_set() and time.monotonic() < deadline:
             if self.wake.wait(min(self._sleep_step, max(deadline - time.monotonic(), 0))):
@@ -177,15 +211,73 @@ class Controller:
                 return
 
     def turn(self) -> None:
+        if not self.status.state_up():
+            self.db.retry_now()  # this loop paces the retries (see _state_lost)
         try:
             self._turn()
             self.status.last_error = None
+            if not self.status.state_up():
+                self._state_back()
         except (StateError, FencedOut, Frozen, LeaseHeld, PollError, InputError) as exc:
             self.status.last_error = f"{type(exc).__name__}: {exc}"
-            log(f"turn failed: {self.status.last_error}")
+            if _lost_state(exc):
+                self._state_lost()
+            else:
+                log(f"turn failed: {self.status.last_error}")
         finally:
             _collect_after_load()
-        self._refresh_metrics()
+        self.metrics.state_up.labels(self.fleet.config.fleet).set(int(self.status.state_up()))
+        if self.status.state_up():
+            self._refresh_metrics()
+
+    def _state_lost(self) -> None:
+        """This turn could not reach the state database: stop leading (who leads is
+        unknown), and try again after a backoff; log the loss, then a reminder a minute."""
+        status = self.status
+        status.leader = False
+        self.metrics.leader.labels(self.fleet.config.fleet).set(0)
+        self.db.drop_connection()  # idle through the outage, it would fail once more
+        status.unreachable_turns += 1
+        now = time.monotonic()
+        status.retry_at = now + retry_after(status.unreachable_turns)
+        if status.unreachable_since is None:
+            status.unreachable_since = time.time()
+            status.logged_at = now
+            log(f"state database unreachable, not leading; retrying: {status.last_error}")
+        elif now - status.logged_at >= UNREACHABLE_LOG_SECONDS:
+            status.logged_at = now
+            down = time.time() - status.unreachable_since
+            log(
+                f"state database still unreachable after {down:.0f} s"
+                f" ({status.unreachable_turns} tries); next in {status.retry_at - now:.0f} s"
+            )
+
+    def _state_back(self) -> None:
+        """The first turn since an outage that reached the state database: say so, and
+        queue a notice of how long it lasted."""
+        status = self.status
+        since = status.unreachable_since or time.time()
+        down = time.time() - since
+        status.unreachable_since, status.unreachable_turns, status.retry_at = None, 0, 0.0
+        role = "leading" if status.leader else "standing by"
+        log(f"state database reachable again after {down:.0f} s; {role}")
+        if not status.leader:
+            return  # the leader tells; a standby's notice would be told twice
+        fleet = self.fleet.config.fleet
+        began = datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds")
+        with self.db.transaction() as conn:
+            queue_notice(
+                self.db,
+                conn,
+                self.fleet,
+                Notice(
+                    "state_unreachable",
+                    fleet,
+                    f"the state database of fleet {fleet} could not be reached for {down:.0f} s"
+                    f" from {began}; the controller is {role} again",
+                    {"since": began, "seconds": round(down)},
+                ),
+            )
 
     def _turn(self) -> None:
         was_leader = self.status.leader

@@ -20,8 +20,8 @@ from inventory.extras import optional_imports
 with optional_imports():
     import psycopg
 
-from reconciler.state.dbfile import StateError
-from reconciler.state.pgconn import PgConn, connect
+from reconciler.state.errors import StateUnreachable
+from reconciler.state.pgconn import PgConn, connect, unreachable
 
 
 def leader_key(fleet: str) -> int:
@@ -40,16 +40,22 @@ class LeaderLock:
         self._held = False
 
     def try_acquire(self) -> bool:
-        """Take the lock if it is free (never waits); True while this process holds it."""
+        """Take the lock if it is free (never waits): True while this process holds it,
+        False while another session does. A server that cannot be asked raises
+        :class:`StateUnreachable` (who leads is then unknown, which is not "another
+        replica leads"); the next call opens a new connection."""
         if self._held and self.still_held():
             return True
         try:
             if self._conn is None:
                 self._conn = connect(self._url)
             (won,) = self._conn.execute("SELECT pg_try_advisory_lock(?)", (self.key,)).fetchone()
-        except (psycopg.Error, StateError):
+        except StateUnreachable:
             self._drop()
-            return False
+            raise
+        except psycopg.Error as exc:
+            self._drop()
+            raise unreachable(self._url, exc, "who leads is unknown") from exc
         self._held = bool(won)
         return self._held
 

@@ -21,6 +21,12 @@ class ServeMetrics:
         self.leader = Gauge(
             "plumb_serve_leader", "1 while this replica leads the fleet", ["fleet"], registry=r
         )
+        self.state_up = Gauge(
+            "plumb_state_database_up",
+            "1 while this replica's last turn reached the state database",
+            ["fleet"],
+            registry=r,
+        )
         self.drift_fields = Gauge(
             "plumb_drift_fields",
             "drifted fields by mode at the last pass",

@@ -217,7 +217,7 @@ def reconcile_pass(
         _record(context, result)
         if fix.plan is not None and fix.correct:
             db.freeze.check()
-            with db.lease.held(context.holder, "serve: correct drift") as token:
+            with db.lease.held(context.holder, "serve: correct drift", audited=False) as token:
                 context.audit(
                     "decision",
                     detail={"serve": "correct", "changes": fix.plan.change_count()},

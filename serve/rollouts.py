@@ -171,7 +171,7 @@ class RolloutDriver:
             return None
         names = [t.device for t in db.journal.targets(rollout)]
         with (
-            db.lease.held(context.holder, f"serve: rollout {rollout}") as token,
+            db.lease.held(context.holder, f"serve: rollout {rollout}", audited=False) as token,
             rollout_runtime(context, token, names) as rt,
         ):
             rt.reporter = LogReporter(rollout, self.log)

@@ -30,12 +30,9 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchSim]:
     simulator.stop()
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    """One PostgreSQL server for the whole run; skipped where it cannot run, except under
-    CI=true, where a missing server fails the tests that need it."""
+def _pg_server(*, durable: bool) -> Iterator[PgServer]:
     try:
-        server = PgServer()
+        server = PgServer(durable=durable)
     except PgUnavailable as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL test server unavailable under CI: {exc}")
@@ -45,6 +42,23 @@ def pg_server() -> Iterator[PgServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One PostgreSQL server for the whole run; skipped where it cannot run, except under
+    CI=true, where a missing server fails the tests that need it. It runs with fsync
+    off (speed), so plumb records to it only with PLUMB_STATE_NONDURABLE=accept, which
+    the whole run (and every plumb it starts) then has."""
+    os.environ["PLUMB_STATE_NONDURABLE"] = "accept"
+    yield from _pg_server(durable=False)
+
+
+@pytest.fixture
+def halting_pg() -> Iterator[PgServer]:
+    """A PostgreSQL server of the test's own, which it may halt and resume (an outage)
+    without disturbing the suite's server; durable, so a crash keeps its commits."""
+    yield from _pg_server(durable=True)
 
 
 @pytest.fixture

@@ -55,8 +55,15 @@ def _as_server_user() -> dict[str, object]:
     return {"user": SERVER_USER, "group": SERVER_USER, "extra_groups": []}
 
 
-def _settings() -> list[str]:
-    return [part for name, value in SETTINGS.items() for part in ("-c", f"{name}={value}")]
+DURABLE = {"fsync": "on", "full_page_writes": "on"}
+"""What a server that is crashed and restarted in a test needs to keep its commits.
+Its default stays ``synchronous_commit = off``, as on a server tuned for speed: plumb's
+own sessions must ask for it (reconciler/state/pgconn.py)."""
+
+
+def _settings(durable: bool) -> list[str]:
+    settings = {**SETTINGS, **DURABLE} if durable else SETTINGS
+    return [part for name, value in settings.items() for part in ("-c", f"{name}={value}")]
 
 
 def _free_port() -> int:
@@ -91,9 +98,12 @@ def _template() -> Path:
 
 
 class PgServer:
-    """One postgres process on 127.0.0.1; ``url`` is its maintenance database."""
+    """One postgres process on 127.0.0.1; ``url`` is its maintenance database. Fast and
+    not durable (fsync off: plumb then records to it only with
+    ``PLUMB_STATE_NONDURABLE=accept``), or ``durable`` for a server a test crashes."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable
         if not (PGBIN / "postgres").is_file():
             raise PgUnavailable(f"{PGBIN}/postgres not found (Debian package postgresql-15)")
         try:
@@ -119,27 +129,44 @@ class PgServer:
         subprocess.run(["cp", "-a", str(template), str(data)], check=True)
         for _attempt in range(3):
             self.port = _free_port()
-            self.process = subprocess.Popen(
-                [
-                    PGBIN / "postgres",
-                    "-D",
-                    data,
-                    "-p",
-                    str(self.port),
-                    "-k",
-                    self.dir,
-                    *_settings(),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=(self.dir / "server.log").open("ab"),
-                start_new_session=True,
-                **_as_server_user(),  # type: ignore[call-overload]
-            )
-            if self._wait_ready():
+            if self._spawn():
                 return self
-            self.process.kill()
-            self.process.wait()
         raise RuntimeError(f"postgres did not start: {(self.dir / 'server.log').read_text()}")
+
+    def _spawn(self) -> bool:
+        self.process = subprocess.Popen(
+            [
+                PGBIN / "postgres",
+                "-D",
+                self.dir / "data",
+                "-p",
+                str(self.port),
+                "-k",
+                self.dir,
+                *_settings(self.durable),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=(self.dir / "server.log").open("ab"),
+            start_new_session=True,
+            **_as_server_user(),  # type: ignore[call-overload]
+        )
+        if self._wait_ready():
+            return True
+        self.process.kill()
+        self.process.wait()
+        return False
+
+    def halt(self) -> None:
+        """Shut the server down at once (SIGQUIT: what a crash or a failover looks like
+        to clients), keeping its data and port for :meth:`resume`."""
+        assert self.process is not None
+        self.process.send_signal(3)
+        self.process.wait(timeout=30)
+
+    def resume(self) -> None:
+        """Start the halted server again on the same port and data (crash recovery)."""
+        if not self._spawn():
+            raise RuntimeError(f"postgres did not restart: {(self.dir / 'server.log').read_text()}")
 
     def _wait_ready(self) -> bool:
         deadline = time.monotonic() + 30

@@ -131,8 +131,9 @@ class StateDB:
             if self._conn.in_transaction:
                 yield self._conn
                 return
+            self._reconnect()
             if self.read_only_reason is not None:
-                raise read_only(Path(self.location), self.read_only_reason)
+                raise self._refuse_write(self.read_only_reason)
             try:
                 self._begin()
                 try:
@@ -152,6 +153,8 @@ class StateDB:
     def reading(self) -> Iterator[Conn]:
         """The connection, held for this thread, for statements that only read."""
         with self._lock:
+            if not self._conn.in_transaction:
+                self._reconnect()
             try:
                 yield self._conn
             except Exception as exc:
@@ -159,6 +162,22 @@ class StateDB:
                 if error is None:
                     raise
                 raise error from exc
+
+    def _refuse_write(self, why: str) -> StateError:
+        """The error of a write to a state this process may only read."""
+        return read_only(Path(self.location), why)
+
+    def _reconnect(self) -> None:
+        """Before a statement outside a transaction: open a new connection if the last
+        one was lost (a server database; a file never is). Raises ``StateUnreachable``."""
+
+    def retry_now(self) -> None:
+        """Let the next statement try to reconnect at once, whatever the backoff says
+        (a caller that paces its own retries, as ``plumb serve`` does)."""
+
+    def drop_connection(self) -> None:
+        """Close a connection that may be dead without knowing it yet (its server went
+        away while it was idle), so the next statement opens a new one."""
 
     def _begin(self) -> None:
         self._conn.execute("BEGIN IMMEDIATE")

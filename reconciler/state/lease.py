@@ -17,6 +17,12 @@ While the lease is :meth:`Lease.held`, a daemon thread records a heartbeat every
 :data:`HEARTBEAT_SECONDS`, so ``plumb lease show`` tells a busy holder (a long bake, a
 slow rollback) from one that is gone. A heartbeat never takes or keeps a lease: a
 stale one is still only ended by an explicit, audited break.
+
+The lease table keeps every acquisition (holder, purpose, times, who ended it and
+why). A command's acquisition and release are also audited; the controller's
+per-turn leases (``audited=False``) are not: a turn that writes nothing must leave no
+audit record, and what a turn does write is audited as writes and results. Breaks are
+always audited.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from datetime import datetime, timedelta
 from reconciler.errors import FencedOut
 from reconciler.state.audit import Audit, AuditKind
 from reconciler.state.conn import StateStore
-from reconciler.state.errors import StateError, StateFull
+from reconciler.state.errors import StateError, StateFull, StateUnreachable
 
 HEARTBEAT_SECONDS = 15.0
 
@@ -107,7 +113,7 @@ class Lease:
         self._db = db
         self._audit = audit
 
-    def acquire(self, holder: str, purpose: str) -> LeaseToken:
+    def acquire(self, holder: str, purpose: str, *, audited: bool = True) -> LeaseToken:
         """Take the lease, or raise :class:`LeaseHeld` at once if anyone holds it."""
         if not holder or not purpose:
             raise ValueError("a lease needs a holder and a purpose")
@@ -123,7 +129,8 @@ class Lease:
                 (holder, purpose, now.isoformat(), now.isoformat()),
             ).fetchone()
             token = LeaseToken(int(fence), holder, purpose)
-            self._audit_event("acquire", holder, token.value, purpose=purpose)
+            if audited:
+                self._audit_event("acquire", holder, token.value, purpose=purpose)
         return token
 
     def check(self, token: LeaseToken) -> None:
@@ -154,7 +161,7 @@ class Lease:
                 (self._db.now().isoformat(), token.value),
             )
 
-    def release(self, token: LeaseToken) -> bool:
+    def release(self, token: LeaseToken, *, audited: bool = True) -> bool:
         """Give the lease up; False if ``token`` no longer held it (released or broken)."""
         with self._db.transaction() as conn:
             cursor = conn.execute(
@@ -164,7 +171,8 @@ class Lease:
             )
             if cursor.rowcount == 0:
                 return False
-            self._audit_event("release", token.holder, token.value)
+            if audited:
+                self._audit_event("release", token.holder, token.value)
         return True
 
     def break_lease(self, actor: str, reason: str) -> LeaseInfo | None:
@@ -199,13 +207,13 @@ class Lease:
         return _info(row) if row else None
 
     @contextmanager
-    def held(self, holder: str, purpose: str) -> Iterator[LeaseToken]:
+    def held(self, holder: str, purpose: str, *, audited: bool = True) -> Iterator[LeaseToken]:
         """Hold the lease for the ``with`` block; released on the way out, error or not.
 
         When the release itself cannot be written (a full disk), the write-ahead log is
         folded into the database to free its space and the release is tried once more:
         a lease left held would stop every later writer until someone breaks it."""
-        token = self.acquire(holder, purpose)
+        token = self.acquire(holder, purpose, audited=audited)
         beat = Heartbeat(self, token, HEARTBEAT_SECONDS)
         beat.start()
         try:
@@ -213,10 +221,10 @@ class Lease:
         finally:
             beat.stop()
             try:
-                self.release(token)
+                self.release(token, audited=audited)
             except StateFull:
                 self._db.make_room()
-                self.release(token)
+                self.release(token, audited=audited)
 
     def _audit_event(self, action: str, actor: str, fence: int, **detail: str) -> None:
         self._audit.append(
@@ -230,7 +238,8 @@ class Lease:
 class Heartbeat:
     """A daemon thread that records the holder's heartbeat every ``every`` seconds until
     stopped, or until the lease is lost or the state cannot be written: the writer's own
-    fencing check, not the heartbeat, is what stops its writes."""
+    fencing check, not the heartbeat, is what stops its writes. A state database that
+    cannot be reached skips a beat (the connection is reopened at a later one)."""
 
     def __init__(self, lease: Lease, token: LeaseToken, every: float) -> None:
         self._lease = lease
@@ -255,6 +264,8 @@ class Heartbeat:
         while not self._stopped.wait(self._every):
             try:
                 self._lease.heartbeat(self._token)
+            except StateUnreachable:
+                continue
             except (FencedOut, StateError) as exc:
                 self.ended_by = str(exc)
                 return

@@ -77,12 +77,17 @@ def fleet_state_location(
     return str(sqlite_path(root, config))
 
 
-def open_state(location: str, *, clock: Callable[[], datetime] = utc_now) -> StateDB:
-    """The state database at ``location``: a PostgreSQL URL, or a SQLite file path."""
+def open_state(
+    location: str, *, clock: Callable[[], datetime] = utc_now, then: str | None = None
+) -> StateDB:
+    """The state database at ``location``: a PostgreSQL URL, or a SQLite file path.
+    ``then`` ends the message of a server that cannot be reached (what to do next)."""
     if is_postgres_url(location):
         from reconciler.state.pgdb import open_pg_state_db  # psycopg only when it is used
 
-        return open_pg_state_db(location, clock=clock)
+        if then is None:
+            return open_pg_state_db(location, clock=clock)
+        return open_pg_state_db(location, clock=clock, then=then)
     return open_state_db(Path(location), clock=clock)
 
 

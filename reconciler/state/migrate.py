@@ -46,6 +46,13 @@ class Migrated:
     head_hash: str
 
 
+NOT_MIGRATED = (
+    "nothing was copied; check the URL, the server and its network, then run"
+    " `plumb state migrate` again"
+)
+"""What a target that cannot be reached means for ``plumb state migrate``."""
+
+
 def migrate_state(source: StateDB, target: StateDB, *, actor: str) -> Migrated:
     """Copy every row of ``source`` into the empty ``target`` and verify the chain there."""
     if source.schema_version() != target.schema_version():

@@ -26,7 +26,7 @@ from inventory.extras import optional_imports
 with optional_imports():
     import psycopg
     from psycopg import errors as pgerrors
-    from psycopg.conninfo import make_conninfo
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg.pq import TransactionStatus
 
 from reconciler.state.conn import Cursor
@@ -50,9 +50,11 @@ _KEEPALIVE = {
     "tcp_user_timeout": 15000,
 }
 FENCED_OUT = (
-    "treated as fenced out, no further device write is started; check the database and its"
-    " network, then run `plumb lease show` and the command again"
+    "treated as fenced out, no further device write is started; once the database answers,"
+    " `plumb lease show` says whether a lease is still held: run the command again, or end"
+    " a lease its holder left (the holder is gone) with `plumb lease break --reason ...`"
 )
+
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^/]*@")
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
@@ -104,7 +106,11 @@ def connect_raw(url: str, *, autocommit: bool, then: str = FENCED_OUT) -> psycop
     whose message ends with ``then``."""
     try:
         info = make_conninfo(
-            url, connect_timeout=CONNECT_TIMEOUT_S, application_name="plumb", **_KEEPALIVE
+            url,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            application_name="plumb",
+            options=_options(url),
+            **_KEEPALIVE,
         )
         # No server-side prepared statements: a generic plan cached while the journal
         # was small scans the whole table for every row once it has grown (measured:
@@ -112,6 +118,14 @@ def connect_raw(url: str, *, autocommit: bool, then: str = FENCED_OUT) -> psycop
         return psycopg.connect(info, autocommit=autocommit, prepare_threshold=None)
     except psycopg.Error as exc:
         raise unreachable(url, exc, then) from exc
+
+
+def _options(url: str) -> str:
+    """The URL's own ``options`` and ``synchronous_commit=on``: a commit is on disk
+    before it returns, whatever the server's default, so the audit of a device write is
+    not lost to a crash after the write."""
+    given = str(conninfo_to_dict(url).get("options") or "")
+    return f"{given} -c synchronous_commit=on".strip()
 
 
 def writer_lock_statements(busy_seconds: float) -> tuple[str, str]:

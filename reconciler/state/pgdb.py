@@ -12,18 +12,27 @@ How each SQLite guarantee holds here:
 * fencing tokens come from an identity sequence, which never hands out a value twice;
 * triggers refuse UPDATE, DELETE and TRUNCATE of the audit log and a change to a
   recorded before-state, as the SQLite triggers do;
-* a lost connection is never retried: the writer is treated as fenced out
-  (:meth:`StateDB.check_write` raises ``FencedOut``) and every later statement raises
-  :class:`~reconciler.state.errors.StateUnreachable`.
+* a lost connection fences the writer out: the statement that finds it lost raises
+  :class:`~reconciler.state.errors.StateUnreachable` (:meth:`StateDB.check_write`
+  raises ``FencedOut``), and so does every statement until the server answers again.
+  The next statement opens a new connection (after a failed attempt, the next waits
+  :func:`retry_after`: 1 s, doubling to 10 s); nothing is replayed. That is safe
+  because every device write is checked against the lease's fencing token on the
+  connection it runs on: a lease that was broken while this process could not see the
+  database refuses its next write, and a lease nobody broke means nobody else wrote.
+  A long run (``plumb serve``, a rollout waiting out a bake) so outlives a database
+  restart or failover.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from inventory.envsettings import read_settings
 from inventory.extras import optional_imports
 
 with optional_imports():
@@ -33,10 +42,18 @@ from reconciler.state import db as sqlite_db
 from reconciler.state.audit import GUARD_TRIGGERS
 from reconciler.state.conn import Conn
 from reconciler.state.db import StateDB, utc_now
-from reconciler.state.errors import SchemaTooNew, StateDamaged, StateError
+from reconciler.state.errors import (
+    SchemaTooNew,
+    StateDamaged,
+    StateError,
+    StateReadOnly,
+    StateUnreachable,
+)
 from reconciler.state.pgconn import (
+    FENCED_OUT,
     PgConn,
     connect,
+    connect_raw,
     redact,
     translate,
     writer_lock_statements,
@@ -53,10 +70,62 @@ class PgStateDB(StateDB):
     dialect = "postgresql"
     audit_guard_names = (*GUARD_TRIGGERS, "audit_no_truncate")
 
-    def __init__(self, conn: PgConn, url: str, clock: Callable[[], datetime]) -> None:
-        super().__init__(conn, None, clock)
+    def __init__(
+        self,
+        conn: PgConn,
+        url: str,
+        clock: Callable[[], datetime],
+        *,
+        read_only_reason: str | None = None,
+    ) -> None:
+        super().__init__(conn, None, clock, read_only_reason=read_only_reason)
         self.url = url
         self._pg = conn
+        self._failures = 0  # reconnect attempts that failed in a row
+        self._retry_at = 0.0  # time.monotonic() before which none is tried
+        self.reconnects = 0  # connections reopened after a loss, for logs and tests
+
+    def _refuse_write(self, why: str) -> StateError:
+        return StateReadOnly(
+            f"state database {self.location} is not durable: {why}. plumb records"
+            " before-states and the audit of device writes there, and a crash could lose"
+            " them after the writes happened, so it refuses to record. Turn them on"
+            " (ALTER SYSTEM SET fsync = on; ALTER SYSTEM SET full_page_writes = on;"
+            " SELECT pg_reload_conf()), or, for a throwaway database only, set"
+            " PLUMB_STATE_NONDURABLE=accept. Read-only commands such as `plumb lease show`"
+            " and `plumb audit verify` work as they are"
+        )
+
+    def retry_now(self) -> None:
+        self._retry_at = 0.0
+
+    def drop_connection(self) -> None:
+        with self._lock, contextlib.suppress(psycopg.Error):
+            if not self._pg.in_transaction:
+                self._pg.close()
+
+    def _reconnect(self) -> None:
+        if not self._pg.raw.closed and not self._pg.raw.broken:
+            return
+        now = time.monotonic()
+        if now < self._retry_at:
+            raise StateUnreachable(
+                f"state database {redact(self.url)} cannot be reached (connection lost; the"
+                f" next try in {self._retry_at - now:.0f} s): the writer is fenced out until"
+                " then"
+            )
+        try:
+            fresh = connect(self.url)
+        except StateUnreachable:
+            self._failures += 1
+            self._retry_at = time.monotonic() + retry_after(self._failures)
+            raise
+        with contextlib.suppress(psycopg.Error):
+            self._pg.close()
+        self._conn = self._pg = fresh
+        self._failures = 0
+        self._retry_at = 0.0
+        self.reconnects += 1
 
     @property
     def location(self) -> str:
@@ -71,7 +140,11 @@ class PgStateDB(StateDB):
                 self._pg.execute("ROLLBACK")
 
     def _translate(self, exc: Exception) -> StateError | None:
-        return translate(self.url, exc, _busy_seconds())
+        error = translate(self.url, exc, _busy_seconds())
+        if isinstance(error, StateUnreachable) and not self._pg.raw.closed:
+            with contextlib.suppress(psycopg.Error):  # a failed server: start afresh
+                self._pg.close()
+        return error
 
     def make_room(self) -> None:
         """Nothing to fold in: the server manages its own write-ahead log."""
@@ -93,6 +166,16 @@ class PgStateDB(StateDB):
             self._pg.close()
 
 
+RETRY_FIRST_S = 1.0
+RETRY_MAX_S = 10.0
+
+
+def retry_after(failures: int) -> float:
+    """Seconds before the next reconnect once ``failures`` attempts failed in a row: 1,
+    2, 4, 8, then every 10 (a server that is restarting is not hammered)."""
+    return float(min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** max(0, failures - 1)))
+
+
 def _busy_seconds() -> float:
     return sqlite_db.BUSY_TIMEOUT_MS / 1000
 
@@ -104,16 +187,20 @@ def begin_writer(conn: PgConn) -> None:
         conn.execute(statement)
 
 
-def open_pg_state_db(url: str, *, clock: Callable[[], datetime] = utc_now) -> PgStateDB:
+def open_pg_state_db(
+    url: str, *, clock: Callable[[], datetime] = utc_now, then: str = FENCED_OUT
+) -> PgStateDB:
     """Connect to the fleet's state database at ``url`` and upgrade its schema (creating
-    it in an empty database). Raises :class:`StateError`."""
-    conn = connect(url)
+    it in an empty database). Raises :class:`StateError`; a server that cannot be
+    reached, :class:`StateUnreachable` whose message ends with ``then``."""
+    conn = PgConn(connect_raw(url, autocommit=True, then=then))
     try:
         stored = _stored(conn, url)
         if stored.version > HEAD:
             raise SchemaTooNew(too_new(stored.version))
         if not stored.current:
             _upgrade(url, clock().astimezone(UTC))
+        lacking = not_durable(conn)
     except psycopg.Error as exc:
         with contextlib.suppress(psycopg.Error):
             conn.close()
@@ -122,7 +209,30 @@ def open_pg_state_db(url: str, *, clock: Callable[[], datetime] = utc_now) -> Pg
         with contextlib.suppress(psycopg.Error):
             conn.close()
         raise
-    return PgStateDB(conn, url, clock)
+    accepted = read_settings().state_nondurable == "accept"
+    why = None if not lacking or accepted else ", ".join(lacking)
+    return PgStateDB(conn, url, clock, read_only_reason=why)
+
+
+DURABLE = {"fsync": "on", "full_page_writes": "on"}
+"""Server settings without which a committed record can be lost or torn by a crash."""
+
+
+def not_durable(conn: Conn) -> list[str]:
+    """The settings of this session that leave a commit undurable (``fsync = off``...);
+    ``synchronous_commit`` is plumb's own (set on every connection, see
+    :mod:`.pgconn`) but a connection pooler can drop it, so it is read back too."""
+    names = (*DURABLE, "synchronous_commit")
+    row = conn.execute(
+        "SELECT " + ", ".join(f"current_setting('{name}')" for name in names)
+    ).fetchone()
+    found = dict(zip(names, row, strict=True))
+    lacking = [
+        f"{name} = {found[name]}" for name, wanted in DURABLE.items() if found[name] != wanted
+    ]
+    if found["synchronous_commit"] == "off":
+        lacking.append("synchronous_commit = off")
+    return lacking
 
 
 def upgrade_pg_state_db(url: str, *, clock: Callable[[], datetime] = utc_now) -> Upgraded:

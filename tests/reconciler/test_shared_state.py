@@ -134,6 +134,7 @@ def test_losing_the_state_database_mid_apply_stops_before_the_next_write(
         running.kill()
     assert running.returncode == 2, err
     assert "cannot be reached" in err and "treated as fenced out" in err
+    assert "plumb lease break --reason" in err  # the next command, if its holder is gone
     assert "internal error" not in err
     assert a.writes() <= cut_at + 1  # the device in flight when the link went may finish
     assert a.writes() < devices

@@ -80,3 +80,13 @@ def test_the_cli_moves_a_lab_fleets_state(
     assert verified.returncode == 0 and "audit chain ok" in verified.stdout
     again = run_plumb(lab.root, "state", "migrate")
     assert again.returncode == 2 and "already holds state" in again.stderr
+
+
+def test_an_unreachable_target_says_nothing_was_copied(lab: LabFleet) -> None:
+    """A target that cannot be reached is a migrate error, not an apply's fencing text."""
+    assert run_plumb(lab.root, "apply", "--yes").returncode == 0
+    done = run_plumb(lab.root, "state", "migrate", "--to", "postgresql://plumb@127.0.0.1:9/f")
+    assert done.returncode == 2, done.stderr
+    assert "cannot be reached" in done.stderr
+    assert "nothing was copied" in done.stderr and "plumb state migrate" in done.stderr
+    assert "fenced out" not in done.stderr and "lease" not in done.stderr
