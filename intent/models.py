@@ -265,6 +265,14 @@ class StateConfig(Strict):
     path: str | None = Field(None, min_length=1, max_length=4096)
     url_env: EnvName = "PLUMB_STATE_URL"
     url_file: str | None = Field(None, min_length=1, max_length=4096)
+    lease_takeover_minutes: float | None = Field(
+        5.0,
+        ge=1,
+        le=10_080,
+        description="A lease whose holder's database session (PostgreSQL) or process "
+        "(SQLite, this host) is gone and whose last heartbeat is older than this is taken "
+        "over by the next writer, audited as a break; null: only `plumb lease break` ends it.",
+    )
 
     @model_validator(mode="before")
     @classmethod

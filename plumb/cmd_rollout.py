@@ -155,7 +155,7 @@ def _lease(context: FleetContext, purpose: str) -> Iterator[LeaseToken]:
         held = context.db.lease.held(context.holder, purpose)
         token = held.__enter__()
     except (LeaseHeld, StateBusy) as exc:
-        raise fail(f"{exc}; if that process is gone: plumb lease break", 1) from None
+        raise fail(str(exc), 1) from None  # it says who holds it and what can be done
     try:
         yield token
     finally:

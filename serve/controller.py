@@ -39,7 +39,12 @@ from reconciler.state.db import StateDB
 from reconciler.state.dbfile import StateError
 from reconciler.state.errors import StateUnreachable
 from reconciler.state.lease import LeaseHeld
-from reconciler.state.location import fleet_state_location, is_postgres_url, open_state
+from reconciler.state.location import (
+    fleet_state_location,
+    is_postgres_url,
+    open_state,
+    with_state_rules,
+)
 from reconciler.state.pgdb import retry_after
 from serve.gitpoll import PollError, fetch_and_fast_forward, head_commit
 from serve.leader_file import FileLeaderLock
@@ -144,7 +149,7 @@ class Controller:
         self.fleet = load_fleet(root)
         self.serve = self.fleet.config.serve
         self.location = fleet_state_location(root, self.fleet.config)
-        self.db: StateDB = open_state(self.location)
+        self.db: StateDB = with_state_rules(open_state(self.location), self.fleet.config)
         self.metrics = ServeMetrics(self.fleet.config.fleet)
         self.leadership = Leadership(self.location, self.fleet.config.fleet)
         self.status = Status(commit=head_commit(root))

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import psycopg
 
+LEGACY_HEAD = 5
+"""The last schema version plumb created without Alembic."""
+
 VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_version"
     " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"

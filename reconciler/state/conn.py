@@ -68,6 +68,14 @@ class StateStore(Protocol):
         """The connection, held for this thread, for statements that only read."""
         ...
 
+    def session(self) -> str:
+        """This process's identity as a lease holder (see :mod:`.holder`)."""
+        ...
+
+    def session_alive(self, session: str) -> bool | None:
+        """Is the holder ``session`` names still there? None when it cannot be told."""
+        ...
+
     def audit_guards(self) -> set[str]:
         """The names of the triggers on the audit table as the database has them."""
         ...

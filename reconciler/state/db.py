@@ -54,6 +54,7 @@ from reconciler.state.dbfile import (
 )
 from reconciler.state.drifttold import DriftTold
 from reconciler.state.freeze import Freeze
+from reconciler.state.holder import process_alive, process_session
 from reconciler.state.journal import Journal
 from reconciler.state.journal_approvals import Approvals
 from reconciler.state.lease import Lease, LeaseToken
@@ -162,6 +163,14 @@ class StateDB:
                 if error is None:
                     raise
                 raise error from exc
+
+    def session(self) -> str:
+        """This process (host, pid, start time): a SQLite state is shared by the
+        processes of one host, and a lease's holder is gone when its process is."""
+        return process_session()
+
+    def session_alive(self, session: str) -> bool | None:
+        return process_alive(session)
 
     def _refuse_write(self, why: str) -> StateError:
         """The error of a write to a state this process may only read."""

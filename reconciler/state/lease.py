@@ -3,8 +3,10 @@
 Whoever writes to devices (``plumb apply``, a rollout) first acquires the lease. A
 second acquirer is refused at once with the holder's name and age; it never waits and
 never takes over a lease because it looks old: a holder that is slow, paused or cut off
-may still be writing, and only a human who has checked can say it is gone
-(:meth:`Lease.break_lease`, audited).
+may still be writing. It takes over only a holder that is provably gone, its process or
+database session ended and its heartbeat older than a declared bound
+(:attr:`Lease.takeover_after`); otherwise only a human who has checked can say it is
+gone (:meth:`Lease.break_lease`). Both are audited as a ``break``.
 
 Every acquisition gets a new token, strictly greater than every earlier one (SQLite
 ``AUTOINCREMENT`` and a PostgreSQL identity sequence never reuse a value). The writer
@@ -13,10 +15,10 @@ lease was released, broken or acquired by someone else, that raises
 :class:`~reconciler.errors.FencedOut`, so a writer that lost its lease without noticing
 stops at its next write.
 
-While the lease is :meth:`Lease.held`, a daemon thread records a heartbeat every
-:data:`HEARTBEAT_SECONDS`, so ``plumb lease show`` tells a busy holder (a long bake, a
-slow rollback) from one that is gone. A heartbeat never takes or keeps a lease: a
-stale one is still only ended by an explicit, audited break.
+While the lease is :meth:`Lease.held`, a daemon thread records a heartbeat (and the
+holder's current session) every :data:`HEARTBEAT_SECONDS`, so ``plumb lease show``
+tells a busy holder (a long bake, a slow rollback) from one that is gone. A stale
+heartbeat alone never frees a lease.
 
 The lease table keeps every acquisition (holder, purpose, times, who ended it and
 why). A command's acquisition and release are also audited; the controller's
@@ -35,13 +37,14 @@ from datetime import datetime, timedelta
 
 from reconciler.errors import FencedOut
 from reconciler.state.audit import Audit, AuditKind
-from reconciler.state.conn import StateStore
+from reconciler.state.conn import Conn, StateStore
 from reconciler.state.errors import StateError, StateFull, StateUnreachable
 
 HEARTBEAT_SECONDS = 15.0
 
 _CURRENT = (
-    "SELECT token, holder, purpose, acquired_at, heartbeat_at FROM lease WHERE released_at IS NULL"
+    "SELECT token, holder, purpose, acquired_at, heartbeat_at, session FROM lease"
+    " WHERE released_at IS NULL"
 )
 
 
@@ -61,6 +64,7 @@ class LeaseInfo:
     purpose: str
     since: datetime
     heartbeat_at: datetime
+    session: str | None = None  # the holder's process or database session (holder.py)
 
     def describe(self, now: datetime) -> str:
         return (
@@ -70,14 +74,19 @@ class LeaseInfo:
         )
 
 
-class LeaseHeld(Exception):
-    """Someone else holds the fleet's lease; the message says who and since when."""
+BREAK_HINT = "if that holder is gone, run `plumb lease break --reason ...`"
 
-    def __init__(self, holder: str, purpose: str, since: datetime, *, now: datetime) -> None:
+
+class LeaseHeld(Exception):
+    """Someone else holds the fleet's lease; the message says who, since when, and what
+    can be done."""
+
+    def __init__(
+        self, holder: str, purpose: str, since: datetime, *, now: datetime, hint: str = BREAK_HINT
+    ) -> None:
         super().__init__(
             f"fleet lease is held by {holder} for {purpose!r} since"
-            f" {since.isoformat(timespec='seconds')} ({format_age(now - since)} ago); if that"
-            " holder is gone, run `plumb lease break --reason ...`"
+            f" {since.isoformat(timespec='seconds')} ({format_age(now - since)} ago); {hint}"
         )
         self.holder = holder
         self.purpose = purpose
@@ -99,19 +108,34 @@ def format_age(age: timedelta) -> str:
     return f"{secs}s"
 
 
-def _info(row: tuple[int, str, str, str, str]) -> LeaseInfo:
-    token, holder, purpose, since, heartbeat = row
+def _info(row: tuple[int, str, str, str, str, str | None]) -> LeaseInfo:
+    token, holder, purpose, since, heartbeat, session = row
     return LeaseInfo(
-        token, holder, purpose, datetime.fromisoformat(since), datetime.fromisoformat(heartbeat)
+        token,
+        holder,
+        purpose,
+        datetime.fromisoformat(since),
+        datetime.fromisoformat(heartbeat),
+        session,
     )
 
 
 class Lease:
-    """The lease of one state database; get it as ``db.lease``."""
+    """The lease of one state database; get it as ``db.lease``.
+
+    ``takeover_after`` (``state.lease_takeover_minutes`` in ``plumb.yaml``; None: never)
+    lets :meth:`acquire` end a lease whose holder is provably gone, instead of refusing:
+    its database session (PostgreSQL) or process (SQLite, on this host) no longer
+    exists **and** its last heartbeat is older than the bound. The takeover is audited
+    as a ``break`` (``automatic``), and the old holder's token, once broken, refuses any
+    write it still tries (``FencedOut``). A holder that is merely slow, paused or cut
+    off from the database (its session still open, or unknown to this process) is
+    never taken over: that stays a human's explicit ``plumb lease break``."""
 
     def __init__(self, db: StateStore, audit: Audit) -> None:
         self._db = db
         self._audit = audit
+        self.takeover_after: timedelta | None = None
 
     def acquire(self, holder: str, purpose: str, *, audited: bool = True) -> LeaseToken:
         """Take the lease, or raise :class:`LeaseHeld` at once if anyone holds it."""
@@ -122,16 +146,42 @@ class Lease:
             now = self._db.now()
             if held is not None:
                 info = _info(held)
-                raise LeaseHeld(info.holder, info.purpose, info.since, now=now)
+                gone, hint = self._gone(info, now)
+                if gone is None:
+                    raise LeaseHeld(info.holder, info.purpose, info.since, now=now, hint=hint)
+                self._end(conn, info, holder, gone, now, automatic="true")
             (fence,) = conn.execute(
-                "INSERT INTO lease (holder, purpose, acquired_at, heartbeat_at)"
-                " VALUES (?, ?, ?, ?) RETURNING token",
-                (holder, purpose, now.isoformat(), now.isoformat()),
+                "INSERT INTO lease (holder, purpose, acquired_at, heartbeat_at, session)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING token",
+                (holder, purpose, now.isoformat(), now.isoformat(), self._db.session()),
             ).fetchone()
             token = LeaseToken(int(fence), holder, purpose)
             if audited:
                 self._audit_event("acquire", holder, token.value, purpose=purpose)
         return token
+
+    def _gone(self, info: LeaseInfo, now: datetime) -> tuple[str | None, str]:
+        """(why ``info``'s holder may be taken over now, or None; what to tell a refused
+        acquirer)."""
+        bound = self.takeover_after
+        if bound is None or info.session is None:
+            return None, BREAK_HINT
+        if self._db.session_alive(info.session) is not False:
+            return None, BREAK_HINT  # alive, or this process cannot tell: a human decides
+        silent = now - info.heartbeat_at
+        if silent < bound:
+            return None, (
+                f"its holder's {_what(info.session)} is gone: the next writer takes the lease"
+                f" over once its last heartbeat is {format_age(bound)} old (in"
+                f" {format_age(bound - silent)}), or end it now with"
+                " `plumb lease break --reason ...`"
+            )
+        why = (
+            f"taken over: the holder's {_what(info.session)} is gone and its last heartbeat"
+            f" is {format_age(silent)} old (state.lease_takeover_minutes:"
+            f" {bound.total_seconds() / 60:g})"
+        )
+        return why, BREAK_HINT
 
     def check(self, token: LeaseToken) -> None:
         """Raise :class:`FencedOut` unless ``token`` is the current holder's."""
@@ -157,8 +207,8 @@ class Lease:
         with self._db.transaction() as conn:
             self.check(token)
             conn.execute(
-                "UPDATE lease SET heartbeat_at = ? WHERE token = ?",
-                (self._db.now().isoformat(), token.value),
+                "UPDATE lease SET heartbeat_at = ?, session = ? WHERE token = ?",
+                (self._db.now().isoformat(), self._db.session(), token.value),
             )
 
     def release(self, token: LeaseToken, *, audited: bool = True) -> bool:
@@ -186,20 +236,27 @@ class Lease:
             if held is None:
                 return None
             info = _info(held)
-            conn.execute(
-                "UPDATE lease SET released_at = ?, ended_by = ?, end_reason = ? WHERE token = ?",
-                (self._db.now().isoformat(), actor, reason, info.token),
-            )
-            self._audit_event(
-                "break",
-                actor,
-                info.token,
-                reason=reason,
-                holder=info.holder,
-                purpose=info.purpose,
-                since=info.since.isoformat(),
-            )
+            self._end(conn, info, actor, reason, self._db.now())
         return info
+
+    def _end(
+        self, conn: Conn, info: LeaseInfo, actor: str, reason: str, now: datetime, **extra: str
+    ) -> None:
+        """Break ``info``'s lease (inside the caller's transaction), audited."""
+        conn.execute(
+            "UPDATE lease SET released_at = ?, ended_by = ?, end_reason = ? WHERE token = ?",
+            (now.isoformat(), actor, reason, info.token),
+        )
+        self._audit_event(
+            "break",
+            actor,
+            info.token,
+            reason=reason,
+            holder=info.holder,
+            purpose=info.purpose,
+            since=info.since.isoformat(),
+            **extra,
+        )
 
     def current(self) -> LeaseInfo | None:
         with self._db.reading() as conn:
@@ -233,6 +290,10 @@ class Lease:
             intent_commit=None,
             detail={"action": action, "fence": fence, **detail},
         )
+
+
+def _what(session: str) -> str:
+    return "database session" if session.startswith("pg ") else "process"
 
 
 class Heartbeat:

@@ -10,7 +10,7 @@ never from the repo: it may carry a password, and the repo is read by many.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,5 +103,13 @@ def upgrade_state(location: str, *, clock: Callable[[], datetime] = utc_now) -> 
 def open_fleet_state(
     root: Path, config: PlumbConfig, *, clock: Callable[[], datetime] = utc_now
 ) -> StateDB:
-    """Open the state database ``plumb.yaml`` names for the fleet at ``root``."""
-    return open_state(fleet_state_location(root, config), clock=clock)
+    """Open the state database ``plumb.yaml`` names for the fleet at ``root``, with its
+    lease rules (``state.lease_takeover_minutes``)."""
+    return with_state_rules(open_state(fleet_state_location(root, config), clock=clock), config)
+
+
+def with_state_rules(db: StateDB, config: PlumbConfig) -> StateDB:
+    """``db`` with the rules ``plumb.yaml`` declares for its state."""
+    minutes = config.state.lease_takeover_minutes
+    db.lease.takeover_after = None if minutes is None else timedelta(minutes=minutes)
+    return db

@@ -84,6 +84,33 @@ class PgStateDB(StateDB):
         self._failures = 0  # reconnect attempts that failed in a row
         self._retry_at = 0.0  # time.monotonic() before which none is tried
         self.reconnects = 0  # connections reopened after a loss, for logs and tests
+        self._session: tuple[PgConn, str] | None = None
+
+    def session(self) -> str:
+        """``pg PID BACKEND_START`` of the state connection: a lease's holder is gone
+        when its session is (the process died, or the server dropped the connection);
+        a holder that reconnects records its new session at its next heartbeat."""
+        if self._session is None or self._session[0] is not self._pg:
+            with self.reading() as conn:
+                pid, started = conn.execute(
+                    "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+                ).fetchone()
+            self._session = (self._pg, f"pg {pid} {started.isoformat()}")
+        return self._session[1]
+
+    def session_alive(self, session: str) -> bool | None:
+        parts = session.split(" ", 2)
+        if len(parts) != 3 or parts[0] != "pg" or not parts[1].isdigit():
+            return None  # a holder from before the state moved here
+        with self.reading() as conn:
+            row = conn.execute(
+                "SELECT backend_start FROM pg_stat_activity WHERE pid = ?", (int(parts[1]),)
+            ).fetchone()
+        if row is None:
+            return False
+        if row[0] is None:  # another role's session: this role may not see its start
+            return None
+        return bool(row[0].isoformat() == parts[2])
 
     def _refuse_write(self, why: str) -> StateError:
         return StateReadOnly(

@@ -65,6 +65,7 @@ lease = sa.Table(
     sa.Column("released_at", SortedText),
     sa.Column("ended_by", sa.Text),
     sa.Column("end_reason", sa.Text),  # NULL when released by its holder; why, when broken
+    sa.Column("session", sa.Text),  # the holder's database session or process (lease.py)
     # At most one unreleased lease, enforced by the schema, not only by the code.
     sa.Index(
         "lease_single_holder",

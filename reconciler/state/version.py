@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-HEAD = 5
+HEAD = 6
 REVISION_TABLE = "plumb_revision"
 LEGACY_TABLE = "schema_version"
 

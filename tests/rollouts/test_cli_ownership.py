@@ -123,3 +123,19 @@ def test_lease_show_names_the_rollout_between_its_steps(held: tuple[GitFleet, st
         f"rollout {rollout} is awaiting_promotion (between waves): no lease is held between"
         " its steps"
     )
+
+
+def test_a_held_lease_refuses_the_start_once_naming_the_next_command(tmp_path: Path) -> None:
+    """While another writer holds the lease, `rollout start` is refused before anything
+    is planned or journaled, with the holder and one hint (not two)."""
+    fleet = GitFleet.create(tmp_path)
+    fleet.copy.write(f"rollouts/{NAME}.yaml", SPEC)
+    fleet.commit("rollout spec")
+    with fleet.db() as db:
+        db.lease.acquire("alice@host pid 9", "apply")
+    run = fleet.plumb("rollout", "start", NAME, ".")
+    assert run.exit_code == 1, run.stdout + run.stderr
+    assert "fleet lease is held by alice@host pid 9 for 'apply'" in run.stderr
+    assert run.stderr.count("plumb lease break") == 1
+    with fleet.db() as db:
+        assert db.journal.all() == []
