@@ -102,8 +102,12 @@ class PgServer:
     not durable (fsync off: plumb then records to it only with
     ``PLUMB_STATE_NONDURABLE=accept``), or ``durable`` for a server a test crashes."""
 
-    def __init__(self, *, durable: bool = False) -> None:
+    def __init__(
+        self, *, durable: bool = False, listen: tuple[str, ...] = (), trust: tuple[str, ...] = ()
+    ) -> None:
         self.durable = durable
+        self.listen = listen  # addresses besides 127.0.0.1 (they must exist at start)
+        self.trust = trust  # networks (CIDR) whose clients may connect without a password
         if not (PGBIN / "postgres").is_file():
             raise PgUnavailable(f"{PGBIN}/postgres not found (Debian package postgresql-15)")
         try:
@@ -134,6 +138,13 @@ class PgServer:
         raise RuntimeError(f"postgres did not start: {(self.dir / 'server.log').read_text()}")
 
     def _spawn(self) -> bool:
+        hba = self.dir / "data" / "pg_hba.conf"
+        lines = hba.read_text()
+        for network in self.trust:
+            if f" {network} " not in lines:
+                lines += f"host all all {network} trust\n"
+        hba.write_text(lines)
+        listen = ["-c", f"listen_addresses={','.join(('127.0.0.1', *self.listen))}"]
         self.process = subprocess.Popen(
             [
                 PGBIN / "postgres",
@@ -144,6 +155,7 @@ class PgServer:
                 "-k",
                 self.dir,
                 *_settings(self.durable),
+                *listen,
             ],
             stdout=subprocess.DEVNULL,
             stderr=(self.dir / "server.log").open("ab"),

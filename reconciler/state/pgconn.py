@@ -120,12 +120,26 @@ def connect_raw(url: str, *, autocommit: bool, then: str = FENCED_OUT) -> psycop
         raise unreachable(url, exc, then) from exc
 
 
+SESSION_SETTINGS = {
+    # a commit is on disk before it returns, whatever the server's default, so the
+    # audit of a device write is not lost to a crash after the write
+    "synchronous_commit": "on",
+    # the server, too, finds a client that is gone (a partitioned or frozen host) within
+    # about 11 s and ends its session: a controller's leader lock is then free for a
+    # standby, and a lease holder's session is seen to be gone (lease.py)
+    "tcp_keepalives_idle": "5",
+    "tcp_keepalives_interval": "2",
+    "tcp_keepalives_count": "3",
+    "tcp_user_timeout": "15000",
+}
+"""Settings of every plumb session (all of them settable by any role)."""
+
+
 def _options(url: str) -> str:
-    """The URL's own ``options`` and ``synchronous_commit=on``: a commit is on disk
-    before it returns, whatever the server's default, so the audit of a device write is
-    not lost to a crash after the write."""
+    """The URL's own ``options`` and :data:`SESSION_SETTINGS`."""
     given = str(conninfo_to_dict(url).get("options") or "")
-    return f"{given} -c synchronous_commit=on".strip()
+    ours = " ".join(f"-c {name}={value}" for name, value in SESSION_SETTINGS.items())
+    return f"{given} {ours}".strip()
 
 
 def writer_lock_statements(busy_seconds: float) -> tuple[str, str]:

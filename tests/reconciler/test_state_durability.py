@@ -30,11 +30,17 @@ def test_a_nondurable_server_is_read_only_unless_accepted(
         db.lease.release(db.lease.acquire("alice@host pid 1", "apply"))
 
 
-def test_plumbs_sessions_commit_synchronously(pg_server: PgServer) -> None:
-    """The server's default is synchronous_commit = off; plumb's sessions are on."""
-    with open_pg_state_db(pg_server.new_database()) as db, db.reading() as conn:
-        (setting,) = conn.execute("SELECT current_setting('synchronous_commit')").fetchone()
-    assert setting == "on"
+def test_plumbs_sessions_commit_synchronously_and_are_watched(pg_server: PgServer) -> None:
+    """The server's default is synchronous_commit = off; plumb's sessions are on, and
+    the server probes them (keepalives) to find a client that is gone; options the URL
+    gives are kept."""
+    url = pg_server.new_database() + "?options=-c%20statement_timeout%3D60000"
+    names = ("synchronous_commit", "tcp_keepalives_idle", "statement_timeout")
+    with open_pg_state_db(url) as db, db.reading() as conn:
+        row = conn.execute(
+            "SELECT " + ", ".join(f"current_setting('{n}')" for n in names)
+        ).fetchone()
+    assert tuple(row) == ("on", "5", "1min")
 
 
 def test_commits_survive_an_immediate_shutdown(

@@ -120,10 +120,11 @@ class Served:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
+    host: str = "127.0.0.1"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def get(self, path: str) -> tuple[int, str]:
         try:
