@@ -54,8 +54,10 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
             "conflicts": sum(len(d.conflicts) for d in plan.devices.values()),
             "held": sum(len(d.held) for d in plan.devices.values()),
             "inexpressible": len(plan.inexpressible()),
+            "unreachable": len(plan.unreachable()),
             "owned": len(plan.claimed()),
         },
+        "at_intent": plan.at_intent(),
         "steps": [
             {
                 "index": s.index,
@@ -83,7 +85,15 @@ def plan_json(plan: Plan, *, fleet: str, commit: str | None) -> dict[str, Any]:
                 ],
                 "held": [{"path": h.path, "value": h.value, "reason": h.reason} for h in dp.held],
                 "inexpressible": [
-                    {"path": i.path, "value": i.value, "owner": str(i.owner), "reason": i.reason}
+                    {
+                        "path": i.path,
+                        "value": i.value,
+                        "observed": i.observed,
+                        "owner": str(i.owner),
+                        "reason": i.reason,
+                        "design_input": i.design,
+                        "unreachable": i.unreachable(),
+                    }
                     for i in dp.inexpressible
                 ],
                 "owned": [
@@ -179,9 +189,18 @@ def plan_text(
         f"plan for {fleet}: {plan.change_count()} change(s) on {len(plan.changes())} of "
         f"{len(plan.devices)} device(s) in {len(plan.steps)} step(s); "
         f"{len(plan.unknown())} unknown; {unmanaged} observed field(s) not owned by plumb"
+        + _unreachable_note(plan)
     )
     lines.append(f"plan hash {short_hash(plan_hash(plan, fleet=fleet))}")
     return "\n".join(lines) + "\n"
+
+
+def _unreachable_note(plan: Plan) -> str:
+    unreachable = plan.unreachable()
+    if not unreachable:
+        return ""
+    devices = len({i.device for i in unreachable})
+    return f"; {len(unreachable)} field(s) on {devices} device(s) cannot reach intent"
 
 
 def owned_lines(plan: Plan) -> list[str]:
@@ -208,21 +227,31 @@ def owned_lines(plan: Plan) -> list[str]:
 
 
 def inexpressible_lines(plan: Plan) -> list[str]:
-    """One line per (path, intended value, owner, platform reason): the intended values
-    a platform cannot express, with how many devices."""
-    groups: dict[tuple[str, str, str, str], list[Inexpressible]] = {}
+    """One line per (path, intended value, owner, platform reason, reached or not): the
+    intended values a platform cannot express, with how many devices. Those a device
+    holds a different value of come first, as CANNOT REACH INTENT: the device is not at
+    its intent and plumb cannot take it there."""
+    groups: dict[tuple[bool, str, str, str, str], list[Inexpressible]] = {}
     for item in plan.inexpressible():
-        key = (item.path, repr(item.value), str(item.owner), item.reason)
+        key = (not item.unreachable(), item.path, repr(item.value), str(item.owner), item.reason)
         groups.setdefault(key, []).append(item)
     lines = []
-    for (path, _, _, reason), items in sorted(groups.items()):
+    for (reached, path, _, _, reason), items in sorted(groups.items()):
         devices = sorted({i.device for i in items})
         named = ", ".join(devices[:3]) + (
             f" and {len(devices) - 3} more" if len(devices) > 3 else ""
         )
+        if reached:
+            lines.append(
+                f"NOT EXPRESSIBLE {path} = {items[0].value!r} on {len(devices)} device(s) "
+                f"({named}) [{items[0].owner}]: {reason}; not written"
+            )
+            continue
+        seen = sorted({repr(i.observed) for i in items})
+        has = seen[0] if len(seen) == 1 else f"one of {', '.join(seen[:3])}"
         lines.append(
-            f"NOT EXPRESSIBLE {path} = {items[0].value!r} on {len(devices)} device(s) "
-            f"({named}) [{items[0].owner}]: {reason}; not written"
+            f"CANNOT REACH INTENT {path} = {items[0].value!r} on {len(devices)} device(s) "
+            f"({named}) [{items[0].owner}]: the device has {has}; {reason}; not written"
         )
     return lines
 

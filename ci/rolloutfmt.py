@@ -58,6 +58,7 @@ def rollout_plan_json(
             "planned": len(plan.targets),
             "at_intent": list(plan.at_intent),
             "unknown": dict(sorted(plan.unknown.items())),
+            "cannot_reach_intent": {n: list(p) for n, p in sorted(plan.unreachable.items())},
         },
         "components": list(strata.components),
         "versioned_components": list(strata.versioned),
@@ -180,7 +181,9 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
     varying = strata.varying()
     lines = [
         f"rollout {spec.name} on {fleet}: {len(plan.targets)} targets ({len(plan.selected)} "
-        f"selected, {len(plan.at_intent)} at intent, {len(plan.unknown)} unknown), "
+        f"selected, {len(plan.at_intent)} at intent, {len(plan.unknown)} unknown"
+        + (f", {len(plan.unreachable)} cannot reach intent" if plan.unreachable else "")
+        + "), "
         f"{len(strata.strata)} strata, {len(plan.reports)} waves, "
         + ("drain" if spec.drain else "no drain"),
         f"touches: {', '.join(strata.components)}"
@@ -190,6 +193,11 @@ def rollout_plan_text(plan: RolloutPlan, *, fleet: str) -> str:
     ]
     for name, error in sorted(plan.unknown.items()):
         lines.append(f"UNKNOWN {name}: {error} (not planned: its current versions are unknown)")
+    for name, paths in sorted(plan.unreachable.items()):
+        lines.append(
+            f"CANNOT REACH INTENT {name}: {', '.join(paths)} differ and plumb cannot write"
+            " them there (see `plumb plan`); not at intent after this rollout"
+        )
     common = " ".join(f"{k}={v}" for k, v in strata.strata[0].key if k not in varying)
     lines += ["", f"strata (all share: {common or 'nothing'})"]
     lines += _strata_lines(plan)

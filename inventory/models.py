@@ -66,6 +66,11 @@ class Device(Strict):
     role: Role
     vendor: Name
     model: Name
+    hwsku: Name | None = Field(
+        None,
+        description="SONiC: the HwSKU the switch runs (DEVICE_METADATA hwsku), when `model` "
+        "is not one (a marketing name such as SN5600 for ACS-SN5600)",
+    )
     platform: Platform
     rack: Name
     mgmt: Ipv4

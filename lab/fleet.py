@@ -168,7 +168,7 @@ def _add_platform_facts(fleet: Fleet, name: str, state: dict[str, Scalar]) -> No
     device = fleet.devices[name]
     if device.role is Role.gpu_node:
         return
-    state["system/model"] = device.model
+    state["system/model"] = device.hwsku or device.model
     if device.platform is Platform.sonic:
         state["system/bgp_config"] = "frrcfgd"
         state["system/buffer_model"] = "static"

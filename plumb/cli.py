@@ -46,17 +46,14 @@ def run_validation(
     the policies over observed state); bad input becomes problems, not raises."""
     from ci.outcome import ValidateOutcome
     from intent.fleet import load_fleet
-    from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-    from policies.engine import BUILTIN, OBSERVED, Policy, evaluate
-    from policies.repo import load_repo_policies
+    from policies.engine import OBSERVED, evaluate
+    from service.validation import fleet_policies
 
     root = fleet_root(root)
     prefix = _prefix_for(root)
     try:
         fleet = load_fleet(root)
-        policies: list[Policy] = list(BUILTIN)
-        if repo_policies:
-            policies += load_repo_policies(fleet.root)
+        policies = fleet_policies(fleet, repo_policies=repo_policies)
     except InputError as exc:
         return ValidateOutcome(root, None, tuple(exc.problems), None, prefix)
     from reconciler.rulecheck import check_driver_rules
@@ -226,8 +223,7 @@ def _count(values: list[str]) -> dict[str, int]:
 @app.command()
 def summary(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
     """What the fleet repo declares: devices by role, GPUs, cables by class, gangs, bundles."""
-    from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-    from policies.engine import BUILTIN
+    from service.validation import builtin_policies
 
     check_format(format)
     fleet = load_or_exit(path)
@@ -247,7 +243,7 @@ def summary(path: PathArg = Path("."), format: FormatOpt = "text") -> None:
             for g in fleet.gangs.values()
         },
         "validated_bundles": len(fleet.bundles),
-        "policies": len(BUILTIN),
+        "policies": len(builtin_policies()),
     }
     if format == "json":
         typer.echo(json.dumps(doc, indent=2))

@@ -138,8 +138,8 @@ def plan(
                 write_plan_file(out, document)
     if result.refused or result.unknown():
         raise typer.Exit(1)
-    if detailed_exitcode and result.change_count():
-        raise typer.Exit(2)
+    if detailed_exitcode and (result.change_count() or result.unreachable()):
+        raise typer.Exit(2)  # not at intent, whether plumb can write the rest or not
 
 
 PlanOrRepoArg = Annotated[
@@ -355,11 +355,21 @@ def drift(
                             f"{name} {change.path}: is {change.before!r}, intent "
                             f"{change.after!r} [{change.owner}]"
                         )
+                    for item in dp.inexpressible:
+                        if item.unreachable():
+                            typer.echo(
+                                f"{name} {item.path}: is {item.observed!r}, intent "
+                                f"{item.value!r} [{item.owner}] (cannot be written here:"
+                                f" {item.reason})"
+                            )
+                unreachable = result.unreachable()
+                drifted = result.changes().keys() | {i.device for i in unreachable}
+                unwritable = f", {len(unreachable)} not writable by plumb" if unreachable else ""
                 typer.echo(
-                    f"drift: {result.change_count()} field(s) on {len(result.changes())} "
-                    f"device(s); {len(result.unknown())} unknown"
+                    f"drift: {result.change_count() + len(unreachable)} field(s) on"
+                    f" {len(drifted)} device(s){unwritable}; {len(result.unknown())} unknown"
                 )
     if result.unknown():
         raise typer.Exit(1)
-    if result.change_count():
+    if result.change_count() or result.unreachable():
         raise typer.Exit(2)

@@ -28,9 +28,7 @@ from lab.fleet import LAB_DB
 from lab.store import LabSchemaError, LabStore
 from plumb.app import PathArg, app, fail, fleet_root
 from plumb.cmd_snapshot import read_snapshot
-from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-from policies.engine import BUILTIN, Policy
-from policies.repo import load_repo_policies
+from policies.engine import Policy
 from reconciler.plan import Holds
 from rollouts.load import ROLLOUTS_DIR, LoadedSpec, load_rollout
 
@@ -64,7 +62,9 @@ def _today(text: str | None) -> date:
 
 
 def _policies(fleet: Fleet, repo_policies: bool) -> list[Policy]:
-    return list(BUILTIN) + (load_repo_policies(fleet.root) if repo_policies else [])
+    from service.validation import fleet_policies
+
+    return fleet_policies(fleet, repo_policies=repo_policies)
 
 
 def _load_base(root: Path, revision: Revision, repo_policies: bool) -> tuple[Fleet, list[Policy]]:

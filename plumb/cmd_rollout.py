@@ -101,6 +101,8 @@ def rollout_plan(
             result = plan_rollout(fleet, loaded.spec, observed)
         except NothingToRollOut as exc:
             typer.echo(f"{loaded.doc.path}: {exc.message}")
+            if exc.unreachable:  # nothing to do, and yet not at intent
+                raise typer.Exit(1) from None
             return
         except PlanError as exc:
             typer.echo(f"{loaded.where(*exc.field)}: {exc.message}", err=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from reconciler.drivers.eos_caps import DESIGN_INPUTS as EOS_DESIGN_INPUTS
 from reconciler.drivers.eos_caps import EosChecker
+from reconciler.drivers.sonic_caps import DESIGN_INPUTS as SONIC_DESIGN_INPUTS
 from reconciler.drivers.sonic_caps import SonicChecker
 from reconciler.settings import Scalar
 
@@ -22,6 +24,13 @@ Rule = Callable[[Mapping[str, Scalar]], Checker]
 """observed state -> the device's checker: what decides besides the path is read once."""
 
 RULES: dict[str, Rule] = {"eos": EosChecker, "sonic": SonicChecker}
+
+DESIGN_INPUTS: dict[str, frozenset[str]] = {
+    "eos": frozenset(EOS_DESIGN_INPUTS),
+    "sonic": frozenset(SONIC_DESIGN_INPUTS),
+}
+"""Paths a platform never holds (it derives them): the intent's value only feeds
+policies; refusing one is not a device failing to reach its intent."""
 
 
 def inexpressible(platform: str, path: str, observed: Mapping[str, Scalar]) -> str | None:

@@ -21,7 +21,7 @@ from intent.fleet import Fleet
 from intent.models import ExternalOwner
 from inventory.gcpause import gc_paused
 from inventory.problems import Location
-from reconciler.capabilities import RULES
+from reconciler.capabilities import DESIGN_INPUTS, RULES
 from reconciler.order import Step, UnsafePlan, order_changes, prove_order, unprovable_links
 from reconciler.render import DesiredFleet
 from reconciler.settings import Change, Owned, Scalar, State, diff
@@ -62,13 +62,25 @@ OwnerOf = Callable[[str, str], str | None]
 
 @dataclass(frozen=True)
 class Inexpressible:
-    """An intended value the device's platform has no way to express: never sent."""
+    """An intended value the device's platform has no way to express: never sent.
+
+    A *design input* (``design``) is a value no device of the platform holds (a PFC
+    pause threshold EOS derives itself): it only feeds policies, and is never drift.
+    Any other is a value the device does hold but plumb cannot write there (a HwSKU
+    the config updater refuses, thresholds in units plumb cannot compare): while the
+    ``observed`` value differs from the intended one, the device **cannot reach its
+    intent** (:meth:`unreachable`), and nothing may report it converged."""
 
     device: str
     path: str
     value: Scalar
     owner: Location
     reason: str
+    observed: Scalar | None = None
+    design: bool = False
+
+    def unreachable(self) -> bool:
+        return not self.design and self.observed != self.value
 
 
 @dataclass(frozen=True)
@@ -102,12 +114,22 @@ class Plan:
     def inexpressible(self) -> list[Inexpressible]:
         return [i for dp in self.devices.values() for i in dp.inexpressible]
 
+    def unreachable(self) -> list[Inexpressible]:
+        """Intended values that differ from the device's and that plumb cannot write:
+        the fleet is not at its intent while any is left (see :class:`Inexpressible`)."""
+        return [i for i in self.inexpressible() if i.unreachable()]
+
     def unknown(self) -> dict[str, str]:
         return {n: dp.unknown for n, dp in self.devices.items() if dp.unknown is not None}
 
     def is_empty(self) -> bool:
-        """No change pending and nothing unknown: the fleet is at its intent."""
+        """No change pending and nothing unknown: nothing left for plumb to write (the
+        fleet is at its intent unless :meth:`unreachable` says otherwise)."""
         return self.change_count() == 0 and not self.unknown()
+
+    def at_intent(self) -> bool:
+        """Nothing to write, nothing unknown, and nothing plumb cannot write that differs."""
+        return self.is_empty() and not self.unreachable()
 
 
 Holds = Mapping[str, Mapping[str, tuple[Scalar, str]]]
@@ -140,6 +162,7 @@ def plan_device(
     refused: list[Inexpressible] = []
     prepare = RULES.get(platform)
     rule = None if prepare is None else prepare(observed)
+    design = DESIGN_INPUTS.get(platform, frozenset())
     if rule is None and not claims and not holds:
         # Every path expressible, none claimed or held (the GPU nodes): all of it is wanted.
         wanted = dict(desired)
@@ -147,7 +170,17 @@ def plan_device(
         for path, owned in desired.items():
             reason = None if rule is None else rule(path)
             if reason is not None:
-                refused.append(Inexpressible(device, path, owned.value, owned.owner, reason))
+                refused.append(
+                    Inexpressible(
+                        device,
+                        path,
+                        owned.value,
+                        owned.owner,
+                        reason,
+                        observed.get(path),
+                        path in design,
+                    )
+                )
                 continue
             owner = external_owner(claims, device, path) if claims else None
             if owner is not None:

@@ -9,8 +9,9 @@ current versions, and so their strata, are not known).
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from inventory.gcpause import gc_paused
 from reconciler.plan import Plan
@@ -27,7 +28,14 @@ from rollouts.waves import Wave, WavePlan, plan_waves
 
 
 class NothingToRollOut(PlanError):
-    """Every selected device already runs its intent on the carried paths."""
+    """No selected device has a change plumb can write on the carried paths; those
+    that still differ from intent (``unreachable``, by name) never will by this rollout."""
+
+    def __init__(
+        self, message: str, field: tuple[str, ...] = (), unreachable: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, field)
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,9 @@ class RolloutPlan:
     selected: tuple[str, ...] = ()
     at_intent: tuple[str, ...] = ()
     unknown: Mapping[str, str] = field(default_factory=dict)
+    unreachable: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Selected devices that cannot reach intent on the rollout's paths: device -> the
+    paths plumb cannot write there while the device holds another value."""
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -88,14 +99,45 @@ def plan_rollout(fleet: FleetShape, spec: RolloutSpec, plan: Plan) -> RolloutPla
         )
     unknown = {n: e for n, e in plan.unknown().items() if n in set(selected)}
     changes = rollout_changes(plan, selected, spec.targets.paths)
-    at_intent = tuple(n for n in selected if n not in changes and n not in unknown)
+    unreachable = rollout_unreachable(plan, selected, spec.targets.paths)
+    at_intent = tuple(
+        n for n in selected if n not in changes and n not in unknown and n not in unreachable
+    )
     if not changes:
+        stuck = (
+            f"; {len(unreachable)} of them cannot reach intent (plumb cannot write "
+            f"{', '.join(sorted({p for paths in unreachable.values() for p in paths})[:3])}"
+            f" there: see `plumb plan`)"
+            if unreachable
+            else ""
+        )
         raise NothingToRollOut(
             f"nothing to roll out: none of the {len(selected)} selected devices has a pending "
-            "change" + (" on targets.paths" if spec.targets.paths else ""),
+            "change" + (" on targets.paths" if spec.targets.paths else "") + stuck,
             ("targets",),
+            tuple(sorted(unreachable)),
         )
-    return plan_changes(fleet, spec, changes, selected, at_intent, unknown)
+    planned = plan_changes(fleet, spec, changes, selected, at_intent, unknown)
+    return replace(planned, unreachable=unreachable)
+
+
+def rollout_unreachable(
+    plan: Plan, selected: Sequence[str], paths: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """Selected devices holding a value of a rollout path that plumb cannot write."""
+    found: dict[str, tuple[str, ...]] = {}
+    for name in selected:
+        device_plan = plan.devices.get(name)
+        if device_plan is None:
+            continue
+        stuck = tuple(
+            i.path
+            for i in device_plan.inexpressible
+            if i.unreachable() and (not paths or any(fnmatch.fnmatchcase(i.path, p) for p in paths))
+        )
+        if stuck:
+            found[name] = stuck
+    return found
 
 
 @gc_paused()

@@ -10,7 +10,7 @@ metrics. A failed turn is logged and retried at the next one: the loop never die
 an unreachable state database or a git error.
 
 A state database that cannot be reached (restarted, failed over, the network cut) is
-retried with backoff (1 s doubling to 10 s, :func:`reconciler.state.pgdb.retry_after`),
+retried with backoff (1 s doubling to 10 s, :func:`reconciler.state.retry.retry_after`),
 logged when it is lost and when it is back, never once per turn. Meanwhile this replica
 does not lead, ``/readyz`` answers 503 (it cannot tell who leads), and
 ``plumb_state_database_up`` is 0; once the database answers, the connection is reopened,
@@ -45,7 +45,7 @@ from reconciler.state.location import (
     open_state,
     with_state_rules,
 )
-from reconciler.state.pgdb import retry_after
+from reconciler.state.retry import retry_after
 from serve.gitpoll import PollError, fetch_and_fast_forward, head_commit
 from serve.leader_file import FileLeaderLock
 from serve.metrics import ServeMetrics

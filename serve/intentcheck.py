@@ -13,16 +13,15 @@ from inventory.problems import InputError
 
 def intent_problems(fleet: Fleet, *, today: date) -> list[str]:
     """Why the intent fails validation, each at its place (empty: it passes)."""
-    from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-    from policies.engine import BUILTIN, evaluate
-    from policies.repo import load_repo_policies
+    from policies.engine import evaluate
     from reconciler.rulecheck import check_driver_rules
+    from service.validation import fleet_policies
 
     problems = [str(p) for p in check_driver_rules(fleet)]
     if problems:
         return problems
     try:
-        policies = [*BUILTIN, *load_repo_policies(fleet.root)]
+        policies = fleet_policies(fleet)
     except InputError as exc:
         return [str(p) for p in exc.problems]
     report = evaluate(fleet, policies, today=today)

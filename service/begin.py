@@ -83,6 +83,8 @@ def begin_rollout(
     try:
         result = plan_rollout(fleet, loaded.spec, observed)
     except NothingToRollOut as exc:
+        if exc.unreachable:  # not at intent, and no rollout of this spec takes it there
+            raise StartRefused(f"not starting: {loaded.doc.path}: {exc.message}") from None
         raise NothingToStart(f"{loaded.doc.path}: {exc.message}") from None
     except PlanError as exc:
         raise StartRefused(f"{loaded.where(*exc.field)}: {exc.message}") from None

@@ -11,11 +11,19 @@ from policies.engine import BUILTIN, Policy, PolicyReport, evaluate
 from policies.repo import load_repo_policies
 
 
-def fleet_policies(fleet: Fleet, *, repo_policies: bool = True) -> list[Policy]:
-    """The built-in policies and, unless told not to, the repo's own."""
+def builtin_policies() -> list[Policy]:
+    """plumb's own policies: the library (:mod:`policies.builtin`) and the platform
+    policies, whose knowledge is the drivers' (:mod:`reconciler.expressible`)."""
     from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
+    from reconciler.expressible import PLATFORM_POLICIES
 
-    found: list[Policy] = list(BUILTIN)
+    return sorted([*BUILTIN, *PLATFORM_POLICIES], key=lambda p: p.id)
+
+
+def fleet_policies(fleet: Fleet, *, repo_policies: bool = True) -> list[Policy]:
+    """The built-in policies and, unless told not to, the repo's own (every front door
+    evaluates this list: validate, review, apply's checks, the controller)."""
+    found = builtin_policies()
     if repo_policies:
         found += load_repo_policies(fleet.root)
     return found

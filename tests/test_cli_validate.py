@@ -18,11 +18,11 @@ import plumb.cli
 from inventory.problems import InputError, Location, Problem
 from plumb.cli import app
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-from policies.engine import BUILTIN
+from service.validation import builtin_policies
 from tests.fleetcopy import FleetCopy
 
 ROOT = Path(__file__).resolve().parent.parent
-POLICIES = len(BUILTIN)
+POLICIES = len(builtin_policies())
 WAIVER = """\
 waivers:
   - policy: mtu.host-fits-port

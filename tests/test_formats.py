@@ -22,10 +22,11 @@ from ci.outcome import ValidateOutcome
 from inventory.problems import Location, Problem
 from plumb.cli import app
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
-from policies.engine import BUILTIN, PolicyReport, Severity, Violation
+from policies.engine import PolicyReport, Severity, Violation
+from service.validation import builtin_policies
 from tests.fleetcopy import FleetCopy, copy_orion
 
-BUILTIN_IDS = sorted(p.id for p in BUILTIN)
+BUILTIN_IDS = sorted(p.id for p in builtin_policies())
 HOST_MTU = "host: 9000 "
 MTU_FILE = "intent/mtu.yaml"
 

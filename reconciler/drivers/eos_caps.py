@@ -22,6 +22,8 @@ _REFUSED = {
         "the value stays a design input of the ECN-below-Xoff policy"
     ),
 }
+DESIGN_INPUTS = tuple(_REFUSED)
+"""What EOS derives itself (never drift): the intent's values feed policies only."""
 _BYTE_UNITS = ("bytes", "kbytes", "mbytes")
 
 

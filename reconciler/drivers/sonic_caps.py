@@ -41,6 +41,8 @@ _ALWAYS = {
         "ECN-below-Xoff policy"
     ),
 }
+DESIGN_INPUTS = tuple(_ALWAYS)
+"""What SONiC derives itself (never drift): the intent's values feed policies only."""
 _BGPCFGD = (
     "SONiC's default bgpcfgd mode takes {what} from its FRR templates, not from "
     "config_db; it is expressible only with frr_mgmt_framework_config (frrcfgd mode)"

@@ -58,6 +58,7 @@ from reconciler.state.pgconn import (
     translate,
     writer_lock_statements,
 )
+from reconciler.state.retry import retry_after
 from reconciler.state.version import HEAD, Stored, stored_version, too_new
 
 if TYPE_CHECKING:
@@ -191,16 +192,6 @@ class PgStateDB(StateDB):
     def close(self) -> None:
         with self._lock, contextlib.suppress(psycopg.Error):
             self._pg.close()
-
-
-RETRY_FIRST_S = 1.0
-RETRY_MAX_S = 10.0
-
-
-def retry_after(failures: int) -> float:
-    """Seconds before the next reconnect once ``failures`` attempts failed in a row: 1,
-    2, 4, 8, then every 10 (a server that is restarting is not hammered)."""
-    return float(min(RETRY_MAX_S, RETRY_FIRST_S * 2 ** max(0, failures - 1)))
 
 
 def _busy_seconds() -> float:

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import pytest
 
+from reconciler.state.errors import StateUnreachable
 from reconciler.state.pgdb import open_pg_state_db
 from rollouts import execute
 from rollouts.nodes import Context
@@ -95,6 +96,6 @@ def test_a_wait_gives_up_after_its_bound(
     )
     ctx = Context(row=cast(Any, SimpleNamespace(id="fw-1")), spec=unused)
     halting_pg.halt()
-    with pytest.raises(execute.StateUnreachable):
+    with pytest.raises(StateUnreachable):
         execute.wait(rt, ctx, 0.005)
     db.close()

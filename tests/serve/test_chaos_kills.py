@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.state.db import open_state_db
+from reconciler.state.db import StateDB, open_state_db
 from reconciler.state.journal import RolloutStatus
 from tests.prometheus.server import free_port
 from tests.serve.servefleet import PLUMB, Repos, git, make_repos, wait_until
@@ -33,7 +33,7 @@ BUNDLES = ("hx8-2026.06", "hx8-2026.09")  # the HX8 nodes go back and forth
 SEED = 20261207
 
 
-def _db(repos: Repos):  # type: ignore[no-untyped-def]
+def _db(repos: Repos) -> StateDB:
     return open_state_db(repos.controller / ".plumb" / "plumb.db")
 
 
@@ -67,6 +67,7 @@ def _finished(repos: Repos, count: int) -> bool:
     )
 
 
+@pytest.mark.timeout(1500)  # a hundred processes started and killed, one after another
 def test_a_hundred_leader_kills_lose_nothing(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     repos = make_repos(tmp_path, SERVE)
@@ -94,7 +95,7 @@ def test_a_hundred_leader_kills_lose_nothing(tmp_path: Path) -> None:
             )
         try:
             wait_until(
-                lambda p=process: p.poll() is not None or _finished(repos, rollouts),  # type: ignore[misc]
+                lambda p=process, n=rollouts: p.poll() is not None or _finished(repos, n),
                 120,
                 f"a kill at {site}:{point} or the end of rollout {rollouts}",
             )
