@@ -176,7 +176,19 @@ class Editor:
             del interfaces[s.subject]
 
     def _dscp(self, s: Setting) -> None:
-        live = self._live() or dict.fromkeys(self.ports, next(iter(self.spaces)))
+        """Edit the DSCP_TO_TC_MAP the ports carrying QoS use (their QUEUE or BUFFER_PG
+        rows say so), binding it only on such a port that names none. A switch where no
+        port carries QoS is refused: plumb edits the QoS the platform set up, it does not
+        turn QoS on (that would bind a new map to every port, LAG members and ports
+        without queues included)."""
+        live = self._live()
+        if not live:
+            raise self.refuse(
+                s.path,
+                "no port carries QoS here (no QUEUE or BUFFER_PG rows), so no DSCP map is in "
+                "use: plumb edits the platform's QoS, it does not turn it on; load it first "
+                "(`config qos reload`), then run plumb again",
+            )
         value = None if s.value is None else str(s.value)
         for port, space in live.items():
             db = self.spaces[space]
@@ -202,8 +214,19 @@ class Editor:
             for other in sorted(queues - {queue}):
                 theirs = [self._after(f"qos/ecn/{other}/{f}", changed) for f in ECN_FIELDS]
                 if theirs != want:
+                    shown = "/".join(map(str, theirs))
+                    meant = (
+                        f"set by this plan to {shown} (Kmin KB/Kmax KB/Pmax %)"
+                        if any(f"qos/ecn/{other}/{f}" in changed for f in ECN_FIELDS)
+                        else f"which this plan leaves at {shown} (Kmin KB/Kmax KB/Pmax %)"
+                    )
                     raise self.refuse(
-                        path, f"WRED profile {name} also serves queue {other}, meant to differ"
+                        path,
+                        f"WRED profile {name} also serves queue {other}, {meant}: replacing "
+                        f"its thresholds would move queue {other} too. plumb edits the "
+                        f"profiles in use and creates none: give queue {other} the same ECN "
+                        f"in qos.ecn, or bind queue {queue} to a WRED profile of its own "
+                        f"(a copy of {name} named in QUEUE|<port>|{queue}) and run plumb again",
                     )
             fields = dict(zip(GREEN, (str(kmin * 1024), str(kmax * 1024), str(pmax)), strict=True))
             self.spaces[space]["WRED_PROFILE"][name].update(fields)

@@ -270,3 +270,40 @@ def test_applying_the_patch_gives_the_desired_values(
         }
     after = parse_running(applied(data, steps(data, changes)))
     assert {p: after[p] for p in changes} == changes
+
+
+def test_a_shared_profile_refusal_says_how_to_get_there() -> None:
+    """The refusal names the other queue and what it keeps, and the two ways out (the
+    same ECN for both, or a profile of the queue's own)."""
+    with pytest.raises(ConfigRejected) as refused:
+        steps(running("static-202405"), {"qos/ecn/3/kmin_kb": 512})
+    message = str(refused.value)
+    assert "also serves queue 4, which this plan leaves at 1024/2048/5" in message
+    assert "give queue 4 the same ECN in qos.ecn" in message
+    assert "bind queue 3 to a WRED profile of its own" in message
+
+
+def test_dscp_is_written_into_the_map_of_ports_carrying_qos_only() -> None:
+    """Ports without QUEUE or BUFFER_PG rows (a LAG member, an unused port) get no map."""
+    data = running("static-202405")
+    live = {k.split("|")[0] for k in data.get("QUEUE", {})} | {
+        k.split("|")[0] for k in data.get("BUFFER_PG", {})
+    }
+    patches = steps(data, {"qos/dscp/10": 3})
+    after = applied(data, patches)
+    bound = {p for p, row in after.get("PORT_QOS_MAP", {}).items() if "dscp_to_tc_map" in row}
+    assert bound - {"global"} <= live
+    assert all(
+        after["DSCP_TO_TC_MAP"][m]["10"] == "3"
+        for m in after["DSCP_TO_TC_MAP"]
+        if "10" in after["DSCP_TO_TC_MAP"][m]
+    )
+
+
+def test_dscp_on_a_switch_without_qos_is_refused_not_bound_everywhere() -> None:
+    """No port carries QoS: no map is created or bound; the refusal says what to do."""
+    data = running("static-202405")
+    for name in ("QUEUE", "BUFFER_PG", "PORT_QOS_MAP", "DSCP_TO_TC_MAP"):
+        data.pop(name, None)
+    with pytest.raises(ConfigRejected, match=r"no port carries QoS here.*config qos reload"):
+        steps(data, {"qos/dscp/26": 3})
