@@ -177,19 +177,26 @@ class Editor:
 
     def _dscp(self, s: Setting) -> None:
         """Edit the DSCP_TO_TC_MAP the ports carrying QoS use (their QUEUE or BUFFER_PG
-        rows say so), binding it only on such a port that names none. A switch where no
-        port carries QoS is refused: plumb edits the QoS the platform set up, it does not
-        turn QoS on (that would bind a new map to every port, LAG members and ports
-        without queues included)."""
+        rows say so), binding it only on such a port that names none. Where no port
+        carries QoS, the switch's own map (the global one, else ``AZURE``) is edited if it
+        exists, bound nowhere new; a switch with no DSCP map at all is refused: plumb edits
+        the QoS the platform set up, it does not turn QoS on (that would bind a new map to
+        every port, LAG members and ports without queues included)."""
         live = self._live()
-        if not live:
-            raise self.refuse(
-                s.path,
-                "no port carries QoS here (no QUEUE or BUFFER_PG rows), so no DSCP map is in "
-                "use: plumb edits the platform's QoS, it does not turn it on; load it first "
-                "(`config qos reload`), then run plumb again",
-            )
         value = None if s.value is None else str(s.value)
+        if not live:  # the switch's own map (global, else AZURE), as observe reads it
+            host = next(iter(self.spaces))
+            db = self.spaces[host]
+            name = dscp_map_name(db)
+            if name not in db.get("DSCP_TO_TC_MAP", {}):
+                raise self.refuse(
+                    s.path,
+                    "no port carries QoS here (no QUEUE or BUFFER_PG rows) and there is no "
+                    f"DSCP_TO_TC_MAP {name}: plumb edits the platform's QoS, it does not turn "
+                    "it on; load it first (`config qos reload`), then run plumb again",
+                )
+            set_field(db, "DSCP_TO_TC_MAP", name, s.subject, value)
+            return
         for port, space in live.items():
             db = self.spaces[space]
             name = dscp_map_name(db, port)

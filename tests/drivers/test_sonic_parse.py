@@ -301,9 +301,21 @@ def test_dscp_is_written_into_the_map_of_ports_carrying_qos_only() -> None:
 
 
 def test_dscp_on_a_switch_without_qos_is_refused_not_bound_everywhere() -> None:
-    """No port carries QoS: no map is created or bound; the refusal says what to do."""
+    """No port carries QoS and no DSCP map exists: none is created or bound; the refusal
+    says what to do."""
     data = running("static-202405")
     for name in ("QUEUE", "BUFFER_PG", "PORT_QOS_MAP", "DSCP_TO_TC_MAP"):
         data.pop(name, None)
-    with pytest.raises(ConfigRejected, match=r"no port carries QoS here.*config qos reload"):
+    with pytest.raises(ConfigRejected, match=r"no port carries QoS here.*no\s+DSCP_TO_TC_MAP"):
         steps(data, {"qos/dscp/26": 3})
+
+
+def test_dscp_without_qos_ports_edits_the_switchs_own_map_binding_nothing() -> None:
+    """No port carries QoS but the switch has its AZURE map: that map's entry is
+    replaced and no PORT_QOS_MAP binding appears."""
+    data = running("static-202405")
+    for name in ("QUEUE", "BUFFER_PG", "PORT_QOS_MAP"):
+        data.pop(name, None)
+    data["DSCP_TO_TC_MAP"] = {"AZURE": {str(d): "1" for d in range(64)}}
+    [patch] = steps(data, {"qos/dscp/26": 3})
+    assert patch == [{"op": "replace", "path": "/DSCP_TO_TC_MAP/AZURE/26", "value": "3"}]

@@ -316,6 +316,10 @@ def sonic_version_of(image: str) -> str:
     return version
 
 
+SONIC_DEFAULT_DSCP = {d: 1 for d in range(64)} | {3: 3, 4: 4, 5: 2, 8: 0, 46: 5, 48: 6}
+"""``DSCP_TO_TC_MAP|AZURE`` as sonic-buildimage's qos_config.j2 renders it at boot."""
+
+
 def default_state(hostname: str, dialect: str, ports: int = 4) -> SwitchState:
     """A small plausible switch of the given dialect with `ports` unconfigured ports."""
     if dialect == "eos":
@@ -335,5 +339,6 @@ def default_state(hostname: str, dialect: str, ports: int = 4) -> SwitchState:
             nos_version="202311.1",
             boot_image="SONiC-OS-202311.1",
             interfaces={n: InterfaceState(mtu=9100) for n in names},
+            dscp_to_tc=dict(SONIC_DEFAULT_DSCP),
         )
     raise ValueError(f"unknown dialect {dialect!r}")
