@@ -272,6 +272,10 @@ def status_text(
     return "\n".join(out) + "\n"
 
 
+REASON_WIDTH = 100
+"""``rollout list`` wraps a longer reason onto the lines below, never cuts it."""
+
+
 def list_text(rows: Sequence[RolloutRow], waves: dict[str, list[WaveRow]]) -> str:
     if not rows:
         return "no rollouts recorded\n"
@@ -280,13 +284,13 @@ def list_text(rows: Sequence[RolloutRow], waves: dict[str, list[WaveRow]]) -> st
         Column("status"),
         Column("waves", "right"),
         Column("updated"),
-        Column("reason"),
+        Column("reason", wrap=REASON_WIDTH),
     )
     table = []
     for row in rows:
         mine = waves.get(row.id, [])
         done = sum(1 for w in mine if w.status.value == "passed")
-        reason = (row.reason or "")[:80]
+        reason = row.reason or ""  # whole: its next step is at its end
         table.append((row.id, row.status.value, f"{done}/{len(mine)}", row.updated_at[:25], reason))
     return "\n".join(table_lines(columns, table)) + "\n"
 

@@ -3,9 +3,11 @@ and the benchmarks: rich's ``Table`` without borders, colour or markup, each col
 wide as its widest cell, so a terminal, a pipe and a CI log all get the same lines.
 
 Columns are separated by :data:`GAP` spaces; a line ends at its last character (no
-padding after the last column). Cells are never wrapped or cut: the console is
-:data:`WIDTH` columns wide, more than any line plumb prints. rich is imported when a
-table is rendered, not with this module, so commands that print none do not pay for it.
+padding after the last column). Cells are never cut, and wrapped only in a column
+given a ``wrap`` width (between words, onto the lines below, the other columns
+aligned); the console is :data:`WIDTH` columns wide, more than any line plumb prints.
+rich is imported when a table is rendered, not with this module, so commands that print
+none do not pay for it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Column:
 
     header: str = ""
     justify: Literal["left", "right"] = "left"
+    wrap: int | None = None  # longer cells go on to the next lines at this width
 
 
 def table_lines(
@@ -49,7 +52,13 @@ def table_lines(
         expand=False,
     )
     for column in columns:
-        table.add_column(column.header, justify=column.justify, no_wrap=True)
+        table.add_column(
+            column.header,
+            justify=column.justify,
+            no_wrap=column.wrap is None,
+            max_width=column.wrap,
+            overflow="fold",
+        )
     for row in rows:
         table.add_row(*(str(cell) for cell in row))
     out = io.StringIO()

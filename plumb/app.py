@@ -45,6 +45,11 @@ PathArg = Annotated[
 HERE = Path(".")
 
 
+def complete_formats(incomplete: str) -> list[str]:
+    """Shell completion of ``--format`` (the other completions: :mod:`plumb.completion`)."""
+    return [f for f in ("text", "json") if f.startswith(incomplete)]
+
+
 class _Global:
     """What the global options chose for this invocation."""
 
@@ -97,7 +102,9 @@ def fleet_root(path: Path) -> Path:
     return path
 
 
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text | json")]
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="text | json", autocompletion=complete_formats)
+]
 SelectOpt = Annotated[
     str | None,
     typer.Option("--select", "-s", help="Devices to cover, e.g. 'role=leaf,rack=net-01'."),

@@ -24,6 +24,7 @@ from lab.fleet import lab_db_path
 from plumb.app import FormatOpt, PathArg, check_format, fail, fleet_context
 from plumb.cmd_approve import rollout_approve, rollout_promote
 from plumb.cmd_reconcile import ConcurrencyOpt
+from plumb.completion import rollout_ids
 from plumb.progress import ConsoleReporter
 from plumb.rolloutapp import IdArg, SpecArg, load_spec_or_exit, rollout_app
 from reconciler.errors import FencedOut, Frozen
@@ -394,7 +395,10 @@ def _finish_rollback(
 
 @rollout_app.command("status")
 def rollout_status(
-    rollout: Annotated[str | None, typer.Argument(help="Rollout id; default: the latest.")] = None,
+    rollout: Annotated[
+        str | None,
+        typer.Argument(help="Rollout id; default: the latest.", autocompletion=rollout_ids),
+    ] = None,
     path: PathArg = Path("."),
     format: FormatOpt = "text",
 ) -> None:

@@ -15,6 +15,7 @@ import typer
 from intent.fleet import Fleet
 from inventory.problems import InputError
 from plumb.app import app
+from plumb.completion import rollout_ids, spec_names
 from rollouts.load import LoadedSpec, load_rollout
 
 rollout_app = typer.Typer(
@@ -22,8 +23,14 @@ rollout_app = typer.Typer(
 )
 app.add_typer(rollout_app, name="rollout")
 
-SpecArg = Annotated[str, typer.Argument(help="Spec name (rollouts/NAME.yaml) or its path.")]
-IdArg = Annotated[str, typer.Argument(help="Rollout id (see `plumb rollout list`).")]
+SpecArg = Annotated[
+    str,
+    typer.Argument(help="Spec name (rollouts/NAME.yaml) or its path.", autocompletion=spec_names),
+]
+IdArg = Annotated[
+    str,
+    typer.Argument(help="Rollout id (see `plumb rollout list`).", autocompletion=rollout_ids),
+]
 
 
 def load_spec_or_exit(fleet: Fleet, spec: str) -> LoadedSpec:

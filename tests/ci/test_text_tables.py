@@ -54,6 +54,22 @@ def test_rollout_list_columns() -> None:
     )
 
 
+def test_a_long_reason_is_wrapped_not_cut() -> None:
+    """The next step sits at a reason's end: every word is shown, on lines at most the
+    reason column's width, the other columns blank below the first."""
+    reason = (
+        "wave 2 held: fec_uncorrectable of 3 canaries above the controls' baseline"
+        " (Poisson p=0.0004 < 0.01) after a 45-minute bake; next: plumb rollout resume"
+        " firmware-hx8-2 /srv/fleets/orion --accept-held WHY, or plumb rollback firmware-hx8-2"
+    )
+    text = list_text([_rollout("firmware-hx8-2", RolloutStatus.held, reason, {})], {})
+    lines = text.splitlines()[1:]
+    start = lines[0].index("wave 2 held")
+    assert len(lines) > 1 and all(len(line) - start <= 100 for line in lines)
+    assert " ".join(line[start:].strip() for line in lines) == reason
+    assert all(line[:start].strip() == "" for line in lines[1:])
+
+
 def test_audit_show_columns() -> None:
     """Number (right), time, kind, actor, then what was touched, without a header."""
 
