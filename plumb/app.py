@@ -111,6 +111,16 @@ SelectOpt = Annotated[
 ]
 
 
+def fleet_arg(root: Path) -> str:
+    """The fleet repo as a suggested command's argument: relative to the working
+    directory when inside it (``.`` there), else absolute; quoted for a shell."""
+    import shlex
+
+    resolved, here = root.resolve(), Path.cwd().resolve()
+    shown = resolved.relative_to(here) if resolved.is_relative_to(here) else resolved
+    return shlex.quote(str(shown) or ".")
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print an error line and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)

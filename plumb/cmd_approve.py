@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from plumb.app import PathArg, fail, fleet_context
+from plumb.app import PathArg, fail, fleet_arg, fleet_context
 from plumb.rolloutapp import IdArg, load_spec_or_exit
 from reconciler.state.journal import RolloutRow, WaveStatus
 from reconciler.state.journal_approvals import ApprovalKind, ApprovalState, NewApproval
@@ -117,7 +117,9 @@ def rollout_promote(
         journal = context.db.journal
         row = journal.get(rollout)
         if row is None:
-            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+            raise fail(
+                f"no rollout {rollout!r} (see `plumb rollout list {fleet_arg(context.fleet.root)}`)"
+            )
         gated = tuple(row.plan["spec"].get("approval", {}).get("before_waves", ()))
         if wave not in gated:
             listed = ", ".join(str(n) for n in gated) or "none"

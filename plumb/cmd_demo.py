@@ -251,7 +251,7 @@ def _outcome(launched: Launched, context: FleetContext) -> bool:
     return row.status is RolloutStatus.rolled_back and exact
 
 
-def _summary(launched: Launched, context: FleetContext, started: float) -> bool:
+def _summary(launched: Launched, context: FleetContext, started: float, kept: Path | None) -> bool:
     _step("summary")
     journal = context.db.journal
     plan = launched.plan
@@ -292,7 +292,15 @@ def _summary(launched: Launched, context: FleetContext, started: float) -> bool:
         f"  {time.perf_counter() - started:.1f} s wall time for the whole demo (validation, "
         "lab set-up, both rollouts and the rollback); bakes run on the lab's virtual clock"
     )
-    console.print(f"  every decision with its numbers: plumb rollout status {launched.rollout}")
+    if kept is not None:
+        console.print(
+            f"  every decision with its numbers: plumb rollout status {launched.rollout} {kept}"
+        )
+    else:
+        console.print(
+            "  every decision with its numbers: run `plumb demo --keep`, then `plumb rollout"
+            f" status {launched.rollout} <the copy it names>` (this copy is removed now)"
+        )
     return verdict.ok
 
 
@@ -324,7 +332,7 @@ def demo(
         _step("the firmware rollout plan it ran")
         _show_plan(launched)
         good = _outcome(launched, context) and good
-        good = _summary(launched, context, started) and good
+        good = _summary(launched, context, started, root if keep else None) and good
         if not good:
             raise fail("the demo did not end as designed", 1)
         console.print("\n[bold green]demo complete[/]")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_context
+from plumb.app import FormatOpt, PathArg, app, check_format, fail, fleet_arg, fleet_context
 from plumb.cmd_rollout import _lease, _show_status
 from plumb.progress import ConsoleReporter
 from plumb.rolloutapp import IdArg
@@ -82,7 +82,9 @@ def rollback_command(
         journal = context.db.journal
         row = journal.get(rollout)
         if row is None:
-            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+            raise fail(
+                f"no rollout {rollout!r} (see `plumb rollout list {fleet_arg(context.fleet.root)}`)"
+            )
         names = [t.device for t in journal.targets(rollout)]
         with (
             _lease(context, f"rollback {rollout}") as token,
@@ -125,7 +127,10 @@ def rollback_command(
         if report.refused:
             typer.echo(f"  REFUSED: {report.refused}", err=True)
             if not only_safe:
-                typer.echo(_next_step(rollout, chosen_scope, emergency, target or []), err=True)
+                typer.echo(
+                    _next_step(rollout, chosen_scope, emergency, target or [], context.fleet.root),
+                    err=True,
+                )
         revert: dict[str, str] | None = None
         if revert_branch:
             change = intent_change(context.fleet.root, row.intent_commit or "HEAD")
@@ -198,13 +203,15 @@ def grouped_lines(label: str, reasons: dict[str, str]) -> list[str]:
     return lines
 
 
-def _next_step(rollout: str, scope: RollbackScope, emergency: bool, targets: list[str]) -> str:
+def _next_step(
+    rollout: str, scope: RollbackScope, emergency: bool, targets: list[str], root: Path
+) -> str:
     """A refused restore (a before-state the safety proof rejects, typically drift
     recorded before the rollout): the way on."""
     how = "--emergency" if emergency else f"--scope {scope}"
     if targets and not emergency:
         how = " ".join(f"-t {t}" for t in targets)
-    again = f"plumb rollback {rollout} {how}"
+    again = f"plumb rollback {rollout} {fleet_arg(root)} {how}"
     return (
         "  next: a before-state that disagrees with its peers (drift recorded before the "
         "rollout) cannot be restored safely; restore the targets that can be and keep the "

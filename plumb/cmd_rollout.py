@@ -21,7 +21,7 @@ import typer
 from ci.planfmt import dumps
 from intent.fleet import Fleet
 from lab.fleet import lab_db_path
-from plumb.app import FormatOpt, PathArg, check_format, fail, fleet_context
+from plumb.app import FormatOpt, PathArg, check_format, fail, fleet_arg, fleet_context
 from plumb.cmd_approve import rollout_approve, rollout_promote
 from plumb.cmd_reconcile import ConcurrencyOpt
 from plumb.completion import rollout_ids
@@ -43,6 +43,7 @@ from service.runtime import rollout_runtime
 
 if TYPE_CHECKING:
     from rollouts.planning import RolloutPlan
+
 
 def _checked_select(fleet: Fleet, loaded: LoadedSpec) -> str:
     """The spec's selection, refused at its line when it selects nothing, with a
@@ -171,7 +172,9 @@ def _show_status(context: FleetContext, rollout: str, format: str) -> None:
     journal = context.db.journal
     row = journal.get(rollout)
     if row is None:
-        raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+        raise fail(
+            f"no rollout {rollout!r} (see `plumb rollout list {fleet_arg(context.fleet.root)}`)"
+        )
     args = (row, journal.waves(rollout), journal.targets(rollout), journal.pins(rollout))
     if format == "json":
         sys.stdout.write(dumps(status_json(*args)))
@@ -198,7 +201,11 @@ def _drive(
             return drive(runtime, rollout)
         except (RolloutStopped, Frozen, FencedOut) as exc:
             context.db.journal.set_status(rollout, RolloutStatus.held, f"stopped: {exc}")
-            typer.echo(f"stopped: {exc}; resume with: plumb rollout resume {rollout}", err=True)
+            typer.echo(
+                f"stopped: {exc}; resume with: plumb rollout resume {rollout}"
+                f" {fleet_arg(context.fleet.root)}",
+                err=True,
+            )
             return RolloutStatus.held
 
 
@@ -206,8 +213,8 @@ def _refuse_active(context: FleetContext) -> None:
     for row in context.db.journal.all():
         if row.status.active:
             raise fail(
-                f"rollout {row.id} is {row.status.value}: resume it "
-                f"(plumb rollout resume {row.id}) or abort it first",
+                f"rollout {row.id} is {row.status.value}: resume it (plumb rollout resume"
+                f" {row.id} {fleet_arg(context.fleet.root)}) or abort it first",
                 1,
             )
 
@@ -329,7 +336,9 @@ def rollout_resume(
     with fleet_context(path) as context:
         row = context.db.journal.get(rollout)
         if row is None:
-            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+            raise fail(
+                f"no rollout {rollout!r} (see `plumb rollout list {fleet_arg(context.fleet.root)}`)"
+            )
         if accept_held is not None and row.status is not RolloutStatus.held:
             raise fail(f"rollout {rollout} is {row.status.value}: no held wave to accept", 1)
         if not row.status.active:
@@ -343,7 +352,8 @@ def rollout_resume(
             raise fail(
                 f"{row.spec_path} was edited since rollout {rollout} started (spec @ "
                 f"{(row.spec_commit or '?')[:12]}): a rollout runs the spec it was declared "
-                f"with. Abort it (plumb rollout abort {rollout}) and start a new one."
+                f"with. Abort it (plumb rollout abort {rollout}"
+                f" {fleet_arg(context.fleet.root)} --reason ...) and start a new one."
             )
         with _lease(context, f"rollout {rollout}") as token:
             context.audit("rollout", detail={"rollout": rollout, "event": "resumed"})
@@ -446,7 +456,9 @@ def rollout_abort(
     with fleet_context(path) as context:
         row = context.db.journal.get(rollout)
         if row is None:
-            raise fail(f"no rollout {rollout!r} (see `plumb rollout list`)")
+            raise fail(
+                f"no rollout {rollout!r} (see `plumb rollout list {fleet_arg(context.fleet.root)}`)"
+            )
         if not row.status.active:
             raise fail(f"rollout {rollout} is {row.status.value} already", 1)
         context.db.journal.set_status(rollout, RolloutStatus.aborted, reason)
@@ -457,7 +469,7 @@ def rollout_abort(
         written = [t.device for t in context.db.journal.targets(rollout) if t.status.written]
         typer.echo(
             f"rollout {rollout} aborted; {len(written)} target(s) were changed: "
-            f"roll them back with `plumb rollback {rollout}`"
+            f"roll them back with `plumb rollback {rollout} {fleet_arg(context.fleet.root)}`"
         )
 
 

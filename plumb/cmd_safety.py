@@ -135,9 +135,7 @@ def _active_rollouts(db: StateDB, *, held: bool) -> list[str]:
             continue
         waves = db.journal.waves(row.id)
         going = [w for w in waves if w.status in IN_PROGRESS]
-        where = (
-            f"wave {going[0].number} {going[0].status.value}" if going else "between waves"
-        )
+        where = f"wave {going[0].number} {going[0].status.value}" if going else "between waves"
         between = "" if held else ": no lease is held between its steps"
         lines.append(f"rollout {row.id} is {row.status.value} ({where}){between}")
     return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,22 @@ def test_summary_json_counts_what_the_fleet_declares() -> None:
     assert doc["fleet"] == "orion" and doc["gpus"] == sum(d.gpus for d in fleet.devices.values())
     assert doc["devices"]["gpu-node"] == 32 and sum(doc["devices"].values()) == len(fleet.devices)
     assert sum(doc["links"].values()) == len(fleet.links)
+
+
+def test_a_suggested_command_names_the_fleet_repo(tmp_path: Path) -> None:
+    """`fleet_arg`: `.` inside the repo, a relative path below, an absolute one outside,
+    quoted for the shell."""
+    from plumb.app import fleet_arg
+
+    repo = tmp_path / "my fleet"
+    (repo / "sub").mkdir(parents=True)
+    here = Path.cwd()
+    try:
+        os.chdir(repo)
+        assert fleet_arg(repo) == "."
+        os.chdir(tmp_path)
+        assert fleet_arg(repo) == "'my fleet'"
+        os.chdir(repo / "sub")
+        assert fleet_arg(repo) == shlex.quote(str(repo.resolve()))
+    finally:
+        os.chdir(here)

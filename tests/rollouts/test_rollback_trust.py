@@ -120,7 +120,8 @@ def test_refused_rollback_names_a_next_step_that_works(
     skipped = found.get(TargetStatus.applied, set())
     assert not skipped or f"{len(skipped)} not attempted" in run.stdout
     assert "REFUSED" in run.stderr
-    assert f"plumb rollback {rollout} --scope rollout --only-safe" in run.stderr
+    # the suggested command names the fleet repo, wherever it was run from
+    assert re.search(rf"plumb rollback {rollout} \S+ --scope rollout --only-safe", run.stderr)
     run = fleet.plumb("rollback", rollout, ".", "--scope", "rollout", "--only-safe")
     assert run.exit_code == 1, run.stdout + run.stderr
     assert counts(run.stdout)["already"] == said["restored"]
