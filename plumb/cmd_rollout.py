@@ -76,6 +76,7 @@ def rollout_plan(
     """Plan a rollout: strata, canary and waves within the caps, bake, stalled work."""
     # scipy (bake sizing) takes seconds to import: only this command pays for it.
     from rollouts.planning import NothingToRollOut, plan_rollout
+    from service.begin import drain_preflight
 
     check_format(format)
     with fleet_context(path) as context:
@@ -111,6 +112,11 @@ def rollout_plan(
             raise typer.Exit(1) from None
         _print(result, loaded, fleet.config.fleet, context.commit, format)
         _warn_unjudgeable(result, loaded)
+        preflight = drain_preflight(loaded.spec, result.targets)
+        for problem in preflight:
+            typer.echo(f"{loaded.where('drain', 'via')}: cannot start here: {problem}", err=True)
+    if preflight:
+        raise typer.Exit(1)
     if observed.refused:
         typer.echo(f"REFUSED: the reconcile plan is unsafe: {observed.refused}", err=True)
         raise typer.Exit(1)

@@ -24,9 +24,9 @@ from rollouts.drain import CommandDrainer, Drainer, DrainError, JournalDrainer
 from rollouts.evidence import Json
 from rollouts.nodes import Context, move, stop_if_aborted
 from rollouts.runtime import Runtime
-from rollouts.slurm import SlurmDrainer
+from rollouts.slurm import OTHER_ACTOR, SlurmDrainer
 from rollouts.slurmparse import jobs_on, plumb_reason
-from rollouts.spec import Drain, DrainVia, OnTimeout
+from rollouts.spec import Drain, DrainVia, OnRequeueRefused, OnTimeout
 
 POLL_SECONDS = 0.5
 STOP_GRACE_MINUTES = 5.0
@@ -126,6 +126,7 @@ def _wait_drained(
     left = list(nodes)
     stop_by: float | None = None
     announced = False
+    given_up: dict[str, str] = {}
     while left:
         stop_if_aborted(rt, ctx)
         try:
@@ -141,26 +142,49 @@ def _wait_drained(
             rt.reporter.message(f"waiting for the jobs on {len(left)} node(s) to end")
             announced = True
         if stop_by is None and now >= deadline:
-            _stop_jobs(rt, ctx, left, how)
+            given_up.update(_stop_jobs(rt, ctx, left, how))
+            left = [n for n in left if n not in given_up]
             stop_by = now + STOP_GRACE_MINUTES * 60.0
-        elif stop_by is not None and now >= stop_by:
-            return dict.fromkeys(
+            continue
+        if stop_by is not None and now >= stop_by:
+            return given_up | dict.fromkeys(
                 left, f"still running work {STOP_GRACE_MINUTES:g} min after {how.value}"
             )
         time.sleep(POLL_SECONDS)
-    return {}
+    return given_up
 
 
-def _stop_jobs(rt: Runtime, ctx: Context, nodes: Sequence[str], how: OnTimeout) -> None:
+def _stop_jobs(rt: Runtime, ctx: Context, nodes: Sequence[str], how: OnTimeout) -> dict[str, str]:
+    """Requeue or cancel the jobs still on ``nodes``; returns the nodes given up at once:
+    those of a job the scheduler refused to requeue, under ``on_requeue_refused: fail``
+    (or when cancelling it failed too), each with the scheduler's reason."""
+    spec = ctx.spec.drain
+    assert spec is not None
     try:
         jobs = jobs_on(drainer_of(rt, ctx).jobs(nodes) or [], nodes)
     except DrainError as exc:
         rt.reporter.message(f"drain timed out; the jobs are unknown: {exc}")
-        return
+        return {}
     results = drainer_of(rt, ctx).stop_jobs(jobs, how)
     rt.reporter.message(
         f"drain timed out: {how.value} job(s) " + ", ".join(str(j.id) for j in jobs)
     )
+    refused = [j for j in jobs if results.get(j.id)]
+    given_up: dict[str, str] = {}
+    if refused and how is OnTimeout.requeue:
+        fallback = spec.on_requeue_refused
+        for job in refused:
+            rt.reporter.message(
+                f"job {job.id} ({job.name}) cannot be requeued: {results[job.id]};"
+                f" drain.on_requeue_refused: {fallback.value}"
+            )
+        if fallback is OnRequeueRefused.cancel:
+            cancelled = drainer_of(rt, ctx).stop_jobs(refused, OnTimeout.cancel)
+            results |= {k: f"requeue refused, cancel: {v or 'ok'}" for k, v in cancelled.items()}
+            refused = [j for j in refused if cancelled.get(j.id)]
+        for job in refused:
+            why = f"job {job.id} ({job.name}) could not be stopped: {results[job.id]}"
+            given_up |= {n: f"{why}; left running" for n in job.nodes if n in nodes}
     rt.record(
         "lifecycle",
         detail={
@@ -169,6 +193,7 @@ def _stop_jobs(rt: Runtime, ctx: Context, nodes: Sequence[str], how: OnTimeout) 
             "jobs": {str(k): v for k, v in results.items()},
         },
     )
+    return given_up
 
 
 def return_nodes(
@@ -182,7 +207,11 @@ def return_nodes(
     problems: dict[str, str] = {}
     if in_service:
         released = drainer_of(rt, ctx).release(ctx.id, in_service)
-        problems.update({n: f"resume failed: {e}" for n, e in released.items() if e})
+        for node, error in released.items():
+            if error and error.startswith(OTHER_ACTOR):
+                problems[node] = f"left alone: {error}"  # not ours to resume
+            elif error:
+                problems[node] = f"resume failed: {error}"
     for node in repair:
         why = failures.get(node, "acceptance failed")
         held = drainer_of(rt, ctx).hold(

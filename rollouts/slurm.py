@@ -15,7 +15,9 @@ the processes run through a :class:`~rollouts.commands.CommandRunner`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from rollouts.commands import CommandResult, CommandRunner, LocalCommands
 from rollouts.drain import DrainError
@@ -31,6 +33,8 @@ from rollouts.slurmparse import (
 from rollouts.spec import DrainVia, OnTimeout
 
 CLIENT_TIMEOUT_SECONDS = 60.0
+OTHER_ACTOR = "drained by another actor"
+"""How a node another actor drained is refused: plumb leaves it alone."""
 
 
 class SlurmError(DrainError):
@@ -90,7 +94,7 @@ class SlurmDrainer:
             if node is None:
                 refused[name] = "not a node of this Slurm cluster"
             elif (other := drained_by(node, rollout)) is not None:
-                refused[name] = f"drained by another actor ({other}): plumb leaves it alone"
+                refused[name] = f"{OTHER_ACTOR} ({other}): plumb leaves it alone"
             elif node.drain_flag:
                 mine.append(name)
             else:
@@ -134,3 +138,41 @@ class SlurmDrainer:
             **self._update([*mine, *free], "state=drain", f"reason={reason}"),
             **refused,
         }
+
+
+DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
+
+
+def preflight(
+    nodes: Sequence[str],
+    runner: CommandRunner | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Why a rollout draining ``nodes`` through Slurm cannot start here, or nothing: the
+    clients' configuration is found (``SLURM_CONF``, else /etc/slurm/slurm.conf), the
+    controller answers ``scontrol ping``, and every node is a node of the cluster. Run
+    by ``rollout plan`` and ``rollout start`` before anything is journaled or drained."""
+    env = os.environ if environ is None else environ
+    conf = Path(env["SLURM_CONF"]) if env.get("SLURM_CONF") else DEFAULT_CONF
+    if not conf.is_file():
+        where = "SLURM_CONF" if env.get("SLURM_CONF") else "no SLURM_CONF set, and"
+        return [f"Slurm clients have no configuration: {where} {conf} is not a file"]
+    drainer = SlurmDrainer(runner)
+    try:
+        answer = drainer._run("scontrol", "ping").stdout
+    except SlurmError as exc:
+        return [f"the Slurm controller does not answer `scontrol ping`: {exc}"]
+    if "UP" not in answer.split():
+        first = answer.strip().splitlines()[0] if answer.strip() else "no answer"
+        return [f"the Slurm controller is not up: {first}"]
+    try:
+        known = drainer.nodes()
+    except SlurmError as exc:
+        return [f"cannot list the cluster's nodes: {exc}"]
+    unknown = [n for n in nodes if n not in known]
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        return [f"{len(unknown)} target(s) are no nodes of this Slurm cluster: {shown}"]
+    return []

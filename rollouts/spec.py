@@ -381,6 +381,14 @@ class OnTimeout(StrEnum):
     cancel = "cancel"
 
 
+class OnRequeueRefused(StrEnum):
+    """What happens when the scheduler refuses to requeue a job (Slurm requeues batch
+    jobs only: an ``srun`` or ``salloc`` job is "Only batch jobs are accepted")."""
+
+    cancel = "cancel"  # cancel it, as on_timeout: cancel would have
+    fail = "fail"  # leave it running and fail its nodes (given back, not written)
+
+
 CommandLine = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 """A command line (split like a shell would, never run through one); ``{node}`` is the
 node's name and ``{reason}`` the drain reason."""
@@ -403,6 +411,11 @@ class Drain(Strict):
     )
     on_timeout: OnTimeout = Field(
         OnTimeout.requeue, description="then requeue or cancel the jobs still running (slurm)"
+    )
+    on_requeue_refused: OnRequeueRefused = Field(
+        OnRequeueRefused.fail,
+        description="when a job cannot be requeued (not a batch job): cancel it, or fail its "
+        "nodes at once (the default: a job nobody agreed to cancel keeps running)",
     )
     command: DrainCommands | None = Field(None, description="the commands of via: command")
 

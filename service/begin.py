@@ -6,7 +6,7 @@ approved spec; nothing is written to a device here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +15,7 @@ from reconciler.state.lease import LeaseToken
 from rollouts.caps import PlanError
 from rollouts.gitpin import Declaration
 from rollouts.load import LoadedSpec
+from rollouts.spec import DrainVia, RolloutSpec
 from service.context import FleetContext
 from service.owned import NO_OWNERSHIP
 from service.planning import make_plan
@@ -48,6 +49,16 @@ def active_rollout(context: FleetContext) -> str | None:
         if row.status.active:
             return f"rollout {row.id} is {row.status.value}"
     return None
+
+
+def drain_preflight(spec: RolloutSpec, targets: Sequence[str]) -> list[str]:
+    """What stops the spec's drainer from working here, before anything is drained
+    (Slurm: configuration, controller, nodes); nothing for the other drainers."""
+    if spec.drain is None or spec.drain.via is not DrainVia.slurm:
+        return []
+    from rollouts.slurm import preflight
+
+    return [f"drain via slurm: {p}" for p in preflight(targets)]
 
 
 def begin_rollout(
@@ -93,6 +104,9 @@ def begin_rollout(
             f"not starting: {len(result.unknown)} target(s) could not be observed: "
             + ", ".join(sorted(result.unknown)[:5])
         )
+    problems = drain_preflight(loaded.spec, result.targets)
+    if problems:
+        raise StartRefused("not starting: " + "; ".join(problems))
     sizes = [len(w.targets) for w in result.waves.waves]
     never = [
         f"{loaded.where('abort', 'metrics', found.metric, 'min_samples')}: {found.message()}"

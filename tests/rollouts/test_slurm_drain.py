@@ -7,6 +7,7 @@ Every check reads Slurm's own state."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -219,3 +220,101 @@ def test_a_rollout_killed_while_a_node_drains_resumes(
         assert "DRAIN" not in _state(cluster, node)[0]
     assert all(firmware(fleet.running()[n]) == NEW for n in JOB_NODES)
     assert fleet.device_writes() == dict.fromkeys(JOB_NODES, 1)
+
+
+def _on_requeue_refused(fleet: GitFleet, fallback: str) -> None:
+    fleet.copy.replace(
+        f"rollouts/{SPEC}.yaml",
+        "on_timeout: requeue}",
+        f"on_timeout: requeue, on_requeue_refused: {fallback}}}",
+    )
+    fleet.commit(f"on_requeue_refused: {fallback}")
+
+
+def _srun(cluster: SlurmCluster, nodes: list[str]) -> subprocess.Popen[bytes]:
+    """An interactive job (an srun step, not a batch job: Slurm will not requeue it)."""
+    process = subprocess.Popen(
+        [
+            *("srun", f"--nodelist={','.join(nodes)}", f"--nodes={len(nodes)}"),
+            *("--gres=gpu:h100:8", "sleep", "600"),
+        ],
+        env={**os.environ, "SLURM_CONF": str(cluster.conf)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 30
+    while cluster.run("squeue", "-h", "-o", "%T", check=False).split() != ["RUNNING"]:
+        assert process.poll() is None and time.monotonic() < deadline, "srun did not start"
+        time.sleep(0.1)
+    return process
+
+
+def _job_ids(cluster: SlurmCluster) -> list[str]:
+    return cluster.run("squeue", "-h", "-o", "%i", check=False).split()
+
+
+def test_an_interactive_job_is_not_waited_for_its_nodes_fail_at_once(
+    cluster: SlurmCluster, fleet: GitFleet
+) -> None:
+    """`scontrol requeue` refuses an srun job ("Only batch jobs are accepted"): with
+    on_requeue_refused: fail (the default) its nodes are given back at once, said with
+    Slurm's reason, the job keeps running, and the other nodes are written."""
+    busy = JOB_NODES[:2]
+    job = _srun(cluster, busy)
+    try:
+        run = fleet.plumb("rollout", "start", SPEC, ".")
+        said = run.stdout + run.stderr
+        assert "cannot be requeued" in said and "on_requeue_refused: fail" in said, said
+        rows = {r.device: r for r in fleet.targets(fleet.only_rollout())}
+        failed = [n for n in busy if rows[n].status is TargetStatus.failed]
+        assert failed, said  # the first wave reaching the job's nodes gave them up
+        for node in failed:
+            assert "could not be stopped" in (rows[node].error or ""), rows[node].error
+            assert "left running" in (rows[node].error or ""), rows[node].error
+        for node in busy:
+            assert "DRAIN" not in _state(cluster, node)[0]  # given back to the job
+            assert firmware(fleet.running()[node]) != NEW  # never written
+        assert len(_job_ids(cluster)) == 1  # still running
+    finally:
+        os.killpg(job.pid, signal.SIGTERM)
+        job.wait()
+
+
+def test_an_interactive_job_is_cancelled_when_the_spec_says_so(
+    cluster: SlurmCluster, fleet: GitFleet
+) -> None:
+    _on_requeue_refused(fleet, "cancel")
+    job = _srun(cluster, JOB_NODES[:2])
+    try:
+        run = fleet.plumb("rollout", "start", SPEC, ".")
+        assert run.exit_code == 0, run.stdout + run.stderr
+        assert "on_requeue_refused: cancel" in run.stdout + run.stderr
+        assert _job_ids(cluster) == []  # cancelled
+        assert all(firmware(fleet.running()[n]) == NEW for n in JOB_NODES)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(job.pid, signal.SIGTERM)
+        job.wait()
+
+
+def test_pre_flight_refuses_before_anything_starts(
+    cluster: SlurmCluster, fleet: GitFleet, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without the clients' configuration, plan and start refuse and journal nothing;
+    a target that is no node of the cluster is named."""
+    from rollouts.slurm import preflight
+
+    assert preflight(JOB_NODES) == []
+    (problem,) = preflight([*JOB_NODES, "gpu-x99"])
+    assert "1 target(s) are no nodes of this Slurm cluster: gpu-x99" in problem
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "missing.conf"))
+    planned = fleet.plumb("rollout", "plan", SPEC, ".")
+    assert planned.exit_code == 1
+    assert "cannot start here: drain via slurm: Slurm clients have no configuration" in (
+        planned.stderr
+    )
+    started = fleet.plumb("rollout", "start", SPEC, ".")
+    assert started.exit_code == 1 and "not starting: drain via slurm" in started.stderr
+    with fleet.db() as db:
+        assert db.journal.all() == []
