@@ -56,7 +56,6 @@ def test_show_version(case: Path) -> None:
         {"PORT": ["Ethernet0"]},
         {"PORT": {"Ethernet0": {"mtu": "big"}}},
         {"PORT": {"Ethernet0": {}}, "QUEUE": {"Ethernet0|3": {"wred_profile": "MISSING"}}},
-        {"DEVICE_METADATA": {"localhost": {"bgp_asn": "AS65100"}}},
         {"localhost": {}, "asic0": "not an object"},
     ],
 )
