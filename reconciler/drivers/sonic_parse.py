@@ -19,7 +19,9 @@ flat path                          config_db (in the port's namespace)
 ``interfaces/<p>/mtu``             ``PORT|<p>`` ``mtu`` (SONiC's default 9100 if unset)
 ``interfaces/<p>/address``         ``INTERFACE|<p>|<a.b.c.d/len>`` (IPv6 keys are kept
                                    apart and never reported here)
-``interfaces/<p>/mode``            ``switched`` with a ``VLAN_MEMBER`` row, else ``routed``
+``interfaces/<p>/mode``            ``lag-member`` with a ``PORTCHANNEL_MEMBER`` row (its
+                                   MTU is the PortChannel's: teammgrd sets it), ``switched``
+                                   with a ``VLAN_MEMBER`` row, else ``routed``
 ``interfaces/<p>/pfc_priorities``  ``PORT_QOS_MAP|<p>`` ``pfc_enable``
 ``qos/dscp/<d>``                   the ``DSCP_TO_TC_MAP`` each active port names
                                    (``PORT_QOS_MAP|<p>`` ``dscp_to_tc_map``)
@@ -243,11 +245,12 @@ def _interfaces(db: Mapping[str, Any], port: str) -> dict[str, Scalar]:
     )
     ipv4 = [a for a in addresses if ":" not in a]
     switched = any(k.endswith(f"|{port}") for k in table(db, "VLAN_MEMBER"))
+    member = any(k.endswith(f"|{port}") for k in table(db, "PORTCHANNEL_MEMBER"))
     prefix = f"interfaces/{port}"
     out: dict[str, Scalar] = {
         f"{prefix}/mtu": int(fields.get("mtu", DEFAULT_MTU)),
         f"{prefix}/address": ipv4[0] if ipv4 else None,
-        f"{prefix}/mode": "switched" if switched else "routed",
+        f"{prefix}/mode": "lag-member" if member else "switched" if switched else "routed",
         f"{prefix}/pfc_priorities": ",".join(map(str, pfc_priorities(db, port))),
         f"{prefix}/description": str(fields.get("description", "")),
     }

@@ -318,3 +318,36 @@ def test_dscp_without_qos_ports_edits_the_switchs_own_map_binding_nothing() -> N
     data["DSCP_TO_TC_MAP"] = {"AZURE": {str(d): "1" for d in range(64)}}
     [patch] = steps(data, {"qos/dscp/26": 3})
     assert patch == [{"op": "replace", "path": "/DSCP_TO_TC_MAP/AZURE/26", "value": "3"}]
+
+
+def with_portchannel(data: dict[str, Any], port: str) -> dict[str, Any]:
+    """``port`` made a member of PortChannel101 (its addresses move to the PortChannel)."""
+    data["INTERFACE"] = {k: v for k, v in data["INTERFACE"].items() if k.split("|")[0] != port}
+    data["PORTCHANNEL"] = {"PortChannel101": {"admin_status": "up", "mtu": "9100"}}
+    data["PORTCHANNEL_MEMBER"] = {f"PortChannel101|{port}": {}}
+    return data
+
+
+def test_a_portchannel_member_is_a_lag_member_whose_mtu_and_address_are_not_its_own() -> None:
+    """teammgrd sets each member's MTU to its PortChannel's (sonic-swss ``setLagMtu``),
+    and ``config interface mtu`` / ``ip add`` refuse a member: its PORT mtu is not what
+    runs, so plumb reports the port as a lag member and writes neither field."""
+    state = parse_running(with_portchannel(running("static-202405"), "Ethernet0"))
+    assert state["interfaces/Ethernet0/mode"] == "lag-member"
+    for field in ("mtu", "address"):
+        reason = sonic_inexpressible(f"interfaces/Ethernet0/{field}", state)
+        assert reason is not None and "PortChannel" in reason
+    assert sonic_inexpressible("interfaces/Ethernet0/pfc_priorities", state) is None
+    assert sonic_inexpressible("interfaces/Ethernet8/mtu", state) is None
+
+
+def test_a_vlan_member_takes_no_address() -> None:
+    """``config interface ip add`` refuses a VLAN member (a switched port): an address
+    would need it out of the VLAN first, which plumb never does implicitly."""
+    data = running("static-202405")
+    data["VLAN"] = {"Vlan1000": {"vlanid": "1000"}}
+    data["VLAN_MEMBER"] = {"Vlan1000|Ethernet16": {"tagging_mode": "untagged"}}
+    state = parse_running(data)
+    assert state["interfaces/Ethernet16/mode"] == "switched"
+    assert "VLAN" in str(sonic_inexpressible("interfaces/Ethernet16/address", state))
+    assert sonic_inexpressible("interfaces/Ethernet16/mtu", state) is None
