@@ -228,6 +228,16 @@ def other_value(have: Scalar, choices: tuple[int, ...]) -> int:
     return next(c for c in choices if c != have)
 
 
+def queued_ports(doc: dict[str, Any]) -> set[str]:
+    """Ports carrying QoS: those with QUEUE or BUFFER_PG rows."""
+    return {
+        key.partition("|")[0]
+        for db in namespaces(doc)
+        for table in ("QUEUE", "BUFFER_PG")
+        for key in db.get(table, {})
+    }
+
+
 def port_changes(observed: dict[str, Scalar], doc: dict[str, Any]) -> dict[str, Scalar]:
     """An MTU on the first port that is no PortChannel member, an address on the first
     routed port that has one, PFC on the first port without queues (plumb carves no
@@ -245,12 +255,7 @@ def port_changes(observed: dict[str, Scalar], doc: dict[str, Any]) -> dict[str, 
     addressed = [p for p in routed if observed.get(f"interfaces/{p}/address")]
     if addressed:
         want[f"interfaces/{addressed[0]}/address"] = TEST_NET
-    queued = {
-        key.partition("|")[0]
-        for db in namespaces(doc)
-        for table in ("QUEUE", "BUFFER_PG")
-        for key in db.get(table, {})
-    }
+    queued = queued_ports(doc)
     idle = [
         p for p in ports if p not in queued and observed[f"interfaces/{p}/pfc_priorities"] != "3,4"
     ]
@@ -261,9 +266,11 @@ def port_changes(observed: dict[str, Scalar], doc: dict[str, Any]) -> dict[str, 
 
 def changes_for(observed: dict[str, Scalar], doc: dict[str, Any]) -> dict[str, Scalar]:
     """A change of every owned kind the switch has something to change in, that the
-    platform can express (headroom aside: its floor is the HwSKU's table)."""
+    platform can express and plumb writes there (headroom aside: its floor is the HwSKU's
+    table)."""
     want = port_changes(observed, doc)
-    want["qos/dscp/46"] = other_value(observed.get("qos/dscp/46"), (5, 6))
+    if queued_ports(doc):  # plumb edits the DSCP map of ports carrying QoS, never turns QoS on
+        want["qos/dscp/46"] = other_value(observed.get("qos/dscp/46"), (5, 6))
     if isinstance(observed.get("qos/ecn/3/kmin_kb"), int):  # with the queues sharing its profile
         profile = observed.get("qos/ecn/3/wred_profile")
         for queue in [q for q in range(8) if observed.get(f"qos/ecn/{q}/wred_profile") == profile]:
