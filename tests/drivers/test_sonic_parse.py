@@ -351,3 +351,38 @@ def test_a_vlan_member_takes_no_address() -> None:
     assert state["interfaces/Ethernet16/mode"] == "switched"
     assert "VLAN" in str(sonic_inexpressible("interfaces/Ethernet16/address", state))
     assert sonic_inexpressible("interfaces/Ethernet16/mtu", state) is None
+
+
+def with_shared_rows(data: dict[str, Any]) -> dict[str, Any]:
+    """Ethernet0's and Ethernet8's QoS rows merged under keys listing both ports, as
+    201911-era config_db files write them (``Ethernet0,Ethernet8|3-4``)."""
+    for name in ("PORT_QOS_MAP", "QUEUE", "BUFFER_PG"):
+        rows = data.get(name, {})
+        for key in [k for k in rows if k.split("|")[0] == "Ethernet8"]:
+            del rows[key]
+        for key in [k for k in rows if k.split("|")[0] == "Ethernet0"]:
+            rows[key.replace("Ethernet0", "Ethernet0,Ethernet8", 1)] = rows.pop(key)
+    return data
+
+
+def test_a_row_keyed_by_a_list_of_ports_applies_to_each() -> None:
+    """orchagent splits a key's port part at commas (sonic-swss ``list_item_delimiter``):
+    each listed port has that row's PFC priorities, queues and priority groups."""
+    shared = parse_running(with_shared_rows(running("static-202405")))
+    alone = parse_running(running("static-202405"))
+    for port in ("Ethernet0", "Ethernet8"):
+        path = f"interfaces/{port}/pfc_priorities"
+        assert shared[path] == alone["interfaces/Ethernet0/pfc_priorities"] != ""
+    assert shared["qos/ecn/3/kmin_kb"] == alone["qos/ecn/3/kmin_kb"] is not None
+    assert shared["qos/dscp/46"] == alone["qos/dscp/46"]
+
+
+def test_a_shared_row_is_not_split_by_a_write() -> None:
+    """A PFC change for one port of a shared row is refused at stage (the row is every
+    listed port's); a DSCP change edits the map the row names and adds no port row."""
+    data = with_shared_rows(running("static-202405"))
+    with pytest.raises(ConfigRejected, match="Ethernet0,Ethernet8"):
+        steps(data, {"interfaces/Ethernet8/pfc_priorities": "3"})
+    after = applied(data, steps(data, {"qos/dscp/26": 1}))
+    assert "Ethernet8" not in after["PORT_QOS_MAP"]
+    assert parse_running(after)["qos/dscp/26"] == 1
