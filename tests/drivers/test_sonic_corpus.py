@@ -28,7 +28,12 @@ from reconciler.drivers.lldp_parse import parse_sonic_lldp
 from reconciler.drivers.netmiko_sonic import SonicDriver
 from reconciler.drivers.sonic_bgp import parse_bgpraw
 from reconciler.drivers.sonic_buffers import parse_lookup
-from reconciler.drivers.sonic_parse import front_ports, parse_running, parse_version
+from reconciler.drivers.sonic_parse import (
+    dscp_map_name,
+    front_ports,
+    parse_running,
+    parse_version,
+)
 from reconciler.drivers.sonic_parse import namespaces as sonic_namespaces
 from reconciler.drivers.sonic_version import release
 from reconciler.errors import ConfigRejected
@@ -269,7 +274,10 @@ def changes_for(observed: dict[str, Scalar], doc: dict[str, Any]) -> dict[str, S
     platform can express and plumb writes there (headroom aside: its floor is the HwSKU's
     table)."""
     want = port_changes(observed, doc)
-    if queued_ports(doc):  # plumb edits the DSCP map of ports carrying QoS, never turns QoS on
+    host = namespaces(doc)[0]
+    if queued_ports(doc) or dscp_map_name(host) in host.get("DSCP_TO_TC_MAP", {}):
+        # plumb edits the DSCP map of ports carrying QoS, else the switch's own; it never
+        # turns QoS on
         want["qos/dscp/46"] = other_value(observed.get("qos/dscp/46"), (5, 6))
     if isinstance(observed.get("qos/ecn/3/kmin_kb"), int):  # with the queues sharing its profile
         profile = observed.get("qos/ecn/3/wred_profile")
