@@ -17,8 +17,9 @@ SONiC configures FRR in one of two ways, told apart by ``DEVICE_METADATA|localho
 and never written. A peer keyed by an interface name (``BGP_NEIGHBOR|Ethernet0``,
 ``BGP_NEIGHBOR|default|Vlan100``: BGP unnumbered, FRR's ``neighbor IF interface``) is
 reported the same way, under its interface name: its ``asn``, else its ``peer_type``
-(``external`` / ``internal``, FRR's ``remote-as external``). A key that is neither an
-address nor an interface name, or a row without either field, is skipped (``None``),
+(``external`` / ``internal``, FRR's ``remote-as external``). An AS that is not a number
+(``bgp_asn: "None"`` on a chassis supervisor) is no AS: BGP is unconfigured. A key that
+is neither an address nor an interface name, or a row without either field, is skipped (``None``),
 never the device's failure. On a multi-ASIC switch each ASIC namespace runs its own BGP:
 peers are merged over the namespaces.
 """
@@ -71,6 +72,13 @@ def is_address(peer: str) -> bool:
     return True
 
 
+def as_number(value: Any) -> int | None:
+    """A config_db AS number (``"65100"``), else None: a supervisor's minigraph gives
+    ``bgp_asn: "None"`` where BGP is unconfigured."""
+    text = str(value).strip()
+    return int(text) if text.isdigit() else None
+
+
 def remote_as(fields: Mapping[str, Any]) -> Scalar:
     """A peer row's AS (``asn``), else its ``peer_type`` (``external``/``internal``)."""
     asn = fields.get("asn")
@@ -121,7 +129,7 @@ def parse_bgpraw(text: str) -> dict[str, Any]:
 def _frrcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
     glob = db.get("BGP_GLOBALS", {}).get("default", {})
     if "local_asn" in glob:
-        out["bgp/asn"] = int(glob["local_asn"])
+        out["bgp/asn"] = as_number(glob["local_asn"])
     if "router_id" in glob:
         out["bgp/router_id"] = str(glob["router_id"])
     af = db.get("BGP_GLOBALS_AF", {}).get("default|ipv4_unicast", {})
@@ -144,7 +152,7 @@ def _frrcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
 def _bgpcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
     meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
     if "bgp_asn" in meta:
-        out["bgp/asn"] = int(meta["bgp_asn"])
+        out["bgp/asn"] = as_number(meta["bgp_asn"])
     raw = db.get("bgpraw")
     running = parse_bgpraw(raw) if isinstance(raw, str) else None
     if running is not None:

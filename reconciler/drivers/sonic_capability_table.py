@@ -31,6 +31,9 @@ TH5_202405: dict[str, Scalar] = {
     "system/nos_version": "202405",
 }
 
+LAG_MEMBER: dict[str, Scalar] = {"interfaces/Ethernet0/mode": "lag-member"}
+VLAN_MEMBER: dict[str, Scalar] = {"interfaces/Ethernet0/mode": "switched"}
+
 
 @dataclass(frozen=True)
 class Row:
@@ -48,19 +51,26 @@ ROWS = (
         "`interfaces/<port>/mtu`",
         "`PORT` `mtu` (9100 when unset)",
         "replace `PORT/<port>/mtu`",
-        "a release before 202106 (no `config apply-patch`); above 9216 (at validate: "
-        "`mtu.platform-range`)",
+        "a release before 202106 (no `config apply-patch`); a PortChannel member (teammgrd "
+        "gives it the PortChannel's MTU; `config interface mtu` refuses it); above 9216 (at "
+        "validate: `mtu.platform-range`)",
         (
             ("interfaces/Ethernet0/mtu", SN5600_202411, None),
             ("interfaces/Ethernet0/mtu", {"system/nos_version": "202012"}, "202106"),
+            ("interfaces/Ethernet0/mtu", SN5600_202411 | LAG_MEMBER, "PortChannel member"),
+            ("interfaces/Ethernet0/mtu", SN5600_202411 | VLAN_MEMBER, None),
         ),
     ),
     Row(
         "`interfaces/<port>/address`",
         "the port's IPv4 `INTERFACE` key",
         "remove the old IPv4 key, add the new one; IPv6 keys of the port kept",
-        "never",
-        (("interfaces/Ethernet0/address", SN5600_202411, None),),
+        "a PortChannel or VLAN member (`config interface ip add` refuses both)",
+        (
+            ("interfaces/Ethernet0/address", SN5600_202411, None),
+            ("interfaces/Ethernet0/address", SN5600_202411 | LAG_MEMBER, "PortChannel member"),
+            ("interfaces/Ethernet0/address", SN5600_202411 | VLAN_MEMBER, "VLAN member"),
+        ),
     ),
     Row(
         "`interfaces/<port>/pfc_priorities`",

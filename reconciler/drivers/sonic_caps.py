@@ -2,6 +2,9 @@
 
 Refusals, each decided from the observed state:
 
+- by port: a PortChannel member's MTU and address (teammgrd sets a member's MTU to its
+  PortChannel's, and ``config interface mtu`` / ``ip add`` refuse a member), a VLAN
+  member's address (``config interface ip add`` refuses it);
 - never: a PFC pause (xoff) threshold (lossless profiles follow ``dynamic_th``), IPv6
   peers and peers keyed by an interface (reported, never written), and an install over a
   build whose version cannot be read;
@@ -115,6 +118,27 @@ def _headroom(observed: Mapping[str, Scalar]) -> str | None:
     return _updater(observed, f"a consistent lossless profile ({', '.join(fields)})", ops)
 
 
+def port_rule(path: str, observed: Mapping[str, Scalar]) -> str | None:
+    """Why a port's ``mtu`` or ``address`` is not the port's own to write, or None."""
+    parts = path.split("/")
+    if len(parts) != 3:
+        return None
+    port, field = parts[1], parts[2]
+    mode = observed.get(f"interfaces/{port}/mode")
+    if mode == "lag-member" and field in ("mtu", "address"):
+        return (
+            f"{port} is a PortChannel member (PORTCHANNEL_MEMBER): teammgrd gives it the "
+            f"PortChannel's MTU and SONiC refuses its own {field}; plumb does not manage "
+            "the PortChannel"
+        )
+    if mode == "switched" and field == "address":
+        return (
+            f"{port} is a VLAN member (VLAN_MEMBER): SONiC refuses an address on it until "
+            "it leaves the VLAN, which plumb never does implicitly"
+        )
+    return None
+
+
 class SonicChecker:
     """:func:`sonic_inexpressible` for one device: what decides a refusal besides the
     path (release, updater rules, BGP mode, headroom, each WRED profile's verdict) is
@@ -138,8 +162,8 @@ class SonicChecker:
 
     def __call__(self, path: str) -> str | None:
         """Why SONiC cannot express ``path`` on this device, or None."""
-        if path.startswith("interfaces/"):  # most paths: only the release decides
-            return self._no_apply_patch
+        if path.startswith("interfaces/"):  # most paths: the release and the port's mode
+            return self._no_apply_patch or port_rule(path, self.observed)
         observed = self.observed
         if path in _ALWAYS:
             return _ALWAYS[path]

@@ -19,7 +19,9 @@ flat path                          config_db (in the port's namespace)
 ``interfaces/<p>/mtu``             ``PORT|<p>`` ``mtu`` (SONiC's default 9100 if unset)
 ``interfaces/<p>/address``         ``INTERFACE|<p>|<a.b.c.d/len>`` (IPv6 keys are kept
                                    apart and never reported here)
-``interfaces/<p>/mode``            ``switched`` with a ``VLAN_MEMBER`` row, else ``routed``
+``interfaces/<p>/mode``            ``lag-member`` with a ``PORTCHANNEL_MEMBER`` row (its
+                                   MTU is the PortChannel's: teammgrd sets it), ``switched``
+                                   with a ``VLAN_MEMBER`` row, else ``routed``
 ``interfaces/<p>/pfc_priorities``  ``PORT_QOS_MAP|<p>`` ``pfc_enable``
 ``qos/dscp/<d>``                   the ``DSCP_TO_TC_MAP`` each active port names
                                    (``PORT_QOS_MAP|<p>`` ``dscp_to_tc_map``)
@@ -35,6 +37,10 @@ flat path                          config_db (in the port's namespace)
                                    non-zero ``xoff``; read-only)
 ``bgp/*``                          :mod:`.sonic_bgp`
 =================================  =====================================================
+
+A QoS row keyed by a comma-separated list of ports (``PORT_QOS_MAP|Ethernet0,Ethernet4``,
+``QUEUE|Ethernet0,Ethernet4|3``, as 201911-era files write them) is each listed port's,
+as orchagent splits it; a port's own row wins.
 
 Fleet-wide QoS is aggregated over *active* ports (those with a ``QUEUE`` or
 ``BUFFER_PG`` row) as on EOS (:func:`.eos_parse.common`): the value they all share,
@@ -140,11 +146,33 @@ def spans(spec: str) -> list[int]:
     return list(range(int(low), int(high or low) + 1))
 
 
+def lists(ports: str, port: str) -> bool:
+    """Whether a key's port part names ``port``: itself, or a comma-separated list of ports
+    that holds it (``Ethernet0,Ethernet4``, as 201911-era config_db files write QoS rows
+    and orchagent still splits them)."""
+    return ports == port or ("," in ports and port in ports.split(","))
+
+
+def port_key(db: Mapping[str, Any], name: str, port: str) -> str | None:
+    """The key of ``TABLE|<port>`` (a port's own row, else a row listing it), if any."""
+    rows = table(db, name)
+    if port in rows:
+        return port
+    return next((key for key in rows if "," in key and lists(key, port)), None)
+
+
+def port_row(db: Mapping[str, Any], name: str, port: str) -> dict[str, Any]:
+    key = port_key(db, name, port)
+    found: dict[str, Any] = {} if key is None else table(db, name)[key]
+    return found
+
+
 def rows_of(db: Mapping[str, Any], name: str, port: str) -> dict[int, dict[str, Any]]:
-    """``TABLE|<port>|<n or n-m>`` rows -> per number (single numbers win over ranges)."""
+    """``TABLE|<port>|<n or n-m>`` rows -> per number (single numbers win over ranges; a
+    port's own rows over rows listing several ports)."""
     rows: dict[int, dict[str, Any]] = {}
-    keys = [k for k in table(db, name) if k.partition("|")[0] == port]
-    for key in sorted(keys, key=lambda k: ("-" not in k, k)):
+    keys = [k for k in table(db, name) if lists(k.partition("|")[0], port)]
+    for key in sorted(keys, key=lambda k: (k.partition("|")[0] == port, "-" not in k, k)):
         for number in spans(key.partition("|")[2]):
             rows[number] = table(db, name)[key]
     return rows
@@ -156,13 +184,13 @@ def active(db: Mapping[str, Any], port: str) -> bool:
 
 
 def pfc_priorities(db: Mapping[str, Any], port: str) -> list[int]:
-    enabled = str(table(db, "PORT_QOS_MAP").get(port, {}).get("pfc_enable", ""))
+    enabled = str(port_row(db, "PORT_QOS_MAP", port).get("pfc_enable", ""))
     return sorted({int(p) for p in enabled.split(",") if p.strip()})
 
 
 def lossless_groups(db: Mapping[str, Any], port: str) -> list[int]:
     """The priority groups the port's PFC priorities map to."""
-    qos = table(db, "PORT_QOS_MAP").get(port, {})
+    qos = port_row(db, "PORT_QOS_MAP", port)
     mapping: dict[str, Any] = {}
     if "pfc_to_pg_map" in qos:
         mapping = table(db, "MAP_PFC_PRIORITY_TO_PRIORITY_GROUP").get(
@@ -177,10 +205,10 @@ def lossless_groups(db: Mapping[str, Any], port: str) -> list[int]:
 
 def dscp_map_name(db: Mapping[str, Any], port: str | None = None) -> str:
     """The DSCP-to-TC map a port uses: its own, else the global one, else AZURE."""
-    qos = table(db, "PORT_QOS_MAP")
     for key in (port, "global"):
-        if key is not None and "dscp_to_tc_map" in qos.get(key, {}):
-            return profile_name(str(qos[key]["dscp_to_tc_map"]))
+        row = {} if key is None else port_row(db, "PORT_QOS_MAP", key)
+        if "dscp_to_tc_map" in row:
+            return profile_name(str(row["dscp_to_tc_map"]))
     return DEFAULT_MAP
 
 
@@ -243,11 +271,12 @@ def _interfaces(db: Mapping[str, Any], port: str) -> dict[str, Scalar]:
     )
     ipv4 = [a for a in addresses if ":" not in a]
     switched = any(k.endswith(f"|{port}") for k in table(db, "VLAN_MEMBER"))
+    member = any(k.endswith(f"|{port}") for k in table(db, "PORTCHANNEL_MEMBER"))
     prefix = f"interfaces/{port}"
     out: dict[str, Scalar] = {
         f"{prefix}/mtu": int(fields.get("mtu", DEFAULT_MTU)),
         f"{prefix}/address": ipv4[0] if ipv4 else None,
-        f"{prefix}/mode": "switched" if switched else "routed",
+        f"{prefix}/mode": "lag-member" if member else "switched" if switched else "routed",
         f"{prefix}/pfc_priorities": ",".join(map(str, pfc_priorities(db, port))),
         f"{prefix}/description": str(fields.get("description", "")),
     }

@@ -51,6 +51,8 @@ from reconciler.drivers.sonic_parse import (
     front_ports,
     headroom_profiles,
     lossless_groups,
+    port_key,
+    port_row,
     port_speed_cable,
     profile_name,
     rows_of,
@@ -132,6 +134,14 @@ class Editor:
             self._address(s)
         elif s.kind == "pfc_priorities":
             db = self._port(s)
+            shared = port_key(db, "PORT_QOS_MAP", s.subject)
+            if shared not in (None, s.subject):
+                raise self.refuse(
+                    s.path,
+                    f"{s.subject}'s PORT_QOS_MAP row is shared (key {shared}): orchagent "
+                    "applies it to every port it lists, and plumb does not split a shared "
+                    "row; give the port a row of its own first",
+                )
             set_field(db, "PORT_QOS_MAP", s.subject, "pfc_enable", s.value or None)
             self._lossless_buffers(s, db)
         elif s.kind == "dscp":
@@ -200,7 +210,7 @@ class Editor:
         for port, space in live.items():
             db = self.spaces[space]
             name = dscp_map_name(db, port)
-            if "dscp_to_tc_map" not in db.get("PORT_QOS_MAP", {}).get(port, {}):
+            if "dscp_to_tc_map" not in port_row(db, "PORT_QOS_MAP", port):
                 set_field(db, "PORT_QOS_MAP", port, "dscp_to_tc_map", name)
             set_field(db, "DSCP_TO_TC_MAP", name, s.subject, value)
 

@@ -130,3 +130,18 @@ def test_is_address_agrees_with_ipaddress(peer: str) -> None:
     """The dotted-quad fast path answers exactly what parsing an address answers,
     leading zeros, octets over 255 and interface names included."""
     assert is_address(peer) == _by_ipaddress(peer)
+
+
+@pytest.mark.parametrize("mode", ["static-202405", "frrcfgd-202405"])
+@pytest.mark.parametrize("asn", ["None", "AS65100"])
+def test_an_as_number_that_is_not_a_number_is_no_as(mode: str, asn: str) -> None:
+    """A chassis supervisor's minigraph gives ``bgp_asn: "None"`` (sonic-mgmt's
+    ``vlab-t2-sup``): BGP is unconfigured there, so the AS is unknown and the rest of the
+    switch is still observed, never the device's failure."""
+    data = copy.deepcopy(running(mode))
+    data["DEVICE_METADATA"]["localhost"]["bgp_asn"] = asn
+    data.get("BGP_GLOBALS", {}).get("default", {})["local_asn"] = asn
+    state = parse_running(data)
+    assert state["bgp/asn"] is None
+    mtu = parse_running(running(mode))["interfaces/Ethernet0/mtu"]
+    assert state["interfaces/Ethernet0/mtu"] == mtu

@@ -56,7 +56,6 @@ def test_show_version(case: Path) -> None:
         {"PORT": ["Ethernet0"]},
         {"PORT": {"Ethernet0": {"mtu": "big"}}},
         {"PORT": {"Ethernet0": {}}, "QUEUE": {"Ethernet0|3": {"wred_profile": "MISSING"}}},
-        {"DEVICE_METADATA": {"localhost": {"bgp_asn": "AS65100"}}},
         {"localhost": {}, "asic0": "not an object"},
     ],
 )
@@ -319,3 +318,71 @@ def test_dscp_without_qos_ports_edits_the_switchs_own_map_binding_nothing() -> N
     data["DSCP_TO_TC_MAP"] = {"AZURE": {str(d): "1" for d in range(64)}}
     [patch] = steps(data, {"qos/dscp/26": 3})
     assert patch == [{"op": "replace", "path": "/DSCP_TO_TC_MAP/AZURE/26", "value": "3"}]
+
+
+def with_portchannel(data: dict[str, Any], port: str) -> dict[str, Any]:
+    """``port`` made a member of PortChannel101 (its addresses move to the PortChannel)."""
+    data["INTERFACE"] = {k: v for k, v in data["INTERFACE"].items() if k.split("|")[0] != port}
+    data["PORTCHANNEL"] = {"PortChannel101": {"admin_status": "up", "mtu": "9100"}}
+    data["PORTCHANNEL_MEMBER"] = {f"PortChannel101|{port}": {}}
+    return data
+
+
+def test_a_portchannel_member_is_a_lag_member_whose_mtu_and_address_are_not_its_own() -> None:
+    """teammgrd sets each member's MTU to its PortChannel's (sonic-swss ``setLagMtu``),
+    and ``config interface mtu`` / ``ip add`` refuse a member: its PORT mtu is not what
+    runs, so plumb reports the port as a lag member and writes neither field."""
+    state = parse_running(with_portchannel(running("static-202405"), "Ethernet0"))
+    assert state["interfaces/Ethernet0/mode"] == "lag-member"
+    for field in ("mtu", "address"):
+        reason = sonic_inexpressible(f"interfaces/Ethernet0/{field}", state)
+        assert reason is not None and "PortChannel" in reason
+    assert sonic_inexpressible("interfaces/Ethernet0/pfc_priorities", state) is None
+    assert sonic_inexpressible("interfaces/Ethernet8/mtu", state) is None
+
+
+def test_a_vlan_member_takes_no_address() -> None:
+    """``config interface ip add`` refuses a VLAN member (a switched port): an address
+    would need it out of the VLAN first, which plumb never does implicitly."""
+    data = running("static-202405")
+    data["VLAN"] = {"Vlan1000": {"vlanid": "1000"}}
+    data["VLAN_MEMBER"] = {"Vlan1000|Ethernet16": {"tagging_mode": "untagged"}}
+    state = parse_running(data)
+    assert state["interfaces/Ethernet16/mode"] == "switched"
+    assert "VLAN" in str(sonic_inexpressible("interfaces/Ethernet16/address", state))
+    assert sonic_inexpressible("interfaces/Ethernet16/mtu", state) is None
+
+
+def with_shared_rows(data: dict[str, Any]) -> dict[str, Any]:
+    """Ethernet0's and Ethernet8's QoS rows merged under keys listing both ports, as
+    201911-era config_db files write them (``Ethernet0,Ethernet8|3-4``)."""
+    for name in ("PORT_QOS_MAP", "QUEUE", "BUFFER_PG"):
+        rows = data.get(name, {})
+        for key in [k for k in rows if k.split("|")[0] == "Ethernet8"]:
+            del rows[key]
+        for key in [k for k in rows if k.split("|")[0] == "Ethernet0"]:
+            rows[key.replace("Ethernet0", "Ethernet0,Ethernet8", 1)] = rows.pop(key)
+    return data
+
+
+def test_a_row_keyed_by_a_list_of_ports_applies_to_each() -> None:
+    """orchagent splits a key's port part at commas (sonic-swss ``list_item_delimiter``):
+    each listed port has that row's PFC priorities, queues and priority groups."""
+    shared = parse_running(with_shared_rows(running("static-202405")))
+    alone = parse_running(running("static-202405"))
+    for port in ("Ethernet0", "Ethernet8"):
+        path = f"interfaces/{port}/pfc_priorities"
+        assert shared[path] == alone["interfaces/Ethernet0/pfc_priorities"] != ""
+    assert shared["qos/ecn/3/kmin_kb"] == alone["qos/ecn/3/kmin_kb"] is not None
+    assert shared["qos/dscp/46"] == alone["qos/dscp/46"]
+
+
+def test_a_shared_row_is_not_split_by_a_write() -> None:
+    """A PFC change for one port of a shared row is refused at stage (the row is every
+    listed port's); a DSCP change edits the map the row names and adds no port row."""
+    data = with_shared_rows(running("static-202405"))
+    with pytest.raises(ConfigRejected, match="Ethernet0,Ethernet8"):
+        steps(data, {"interfaces/Ethernet8/pfc_priorities": "3"})
+    after = applied(data, steps(data, {"qos/dscp/26": 1}))
+    assert "Ethernet8" not in after["PORT_QOS_MAP"]
+    assert parse_running(after)["qos/dscp/26"] == 1

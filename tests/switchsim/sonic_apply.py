@@ -75,7 +75,7 @@ def _applier(
     check_no_empty_tables(profile, scope, target)
     note(f"{scope}: sorting patch updates." if new else "Sorting patch updates.")
     try:
-        validate_config(target)
+        validate_config(target, profile.release)
     except YangError as exc:
         raise GcuError(f"Given patch will produce invalid config. Error: {exc}") from exc
     check_bgpcfgd_change(old, target)
@@ -172,6 +172,6 @@ def _validate_whole(profile: SonicProfile, shown: Any, patch: list[Any]) -> None
             {k: v for k, v in part.items() if k != "bgpraw"} if isinstance(part, dict) else part
         )
         try:
-            validate_config(config)
+            validate_config(config, profile.release)
         except (YangError, AttributeError, TypeError) as exc:
             raise PatchRefused([str(exc)], f"Failed validating patch:{text}") from exc

@@ -4,9 +4,11 @@
 for such a config (the ``bgpraw`` string of ``show runningconfiguration
 all``): bgpcfgd's templates put IPv4 peers in the PEER_V4 and IPv6 peers in
 the PEER_V6 peer group, set ``maximum-paths 64`` and take the router id from
-Loopback0.  `check_bgpcfgd_change` refuses what bgpcfgd cannot carry out: a
-neighbour's ``asn`` changed in place (bgpcfgd logs that updating a peer is not
-supported; delete the neighbour and add it again).
+Loopback0; a peer keyed ``<vrf>|<ip>`` is in that VRF's instance (``default|``
+is the default one).  With ``frr_mgmt_framework_config`` frrcfgd renders
+BGP_GLOBALS* and BGP_NEIGHBOR* instead.  `check_bgpcfgd_change` refuses what
+bgpcfgd cannot carry out: a neighbour's ``asn`` changed in place (bgpcfgd logs
+that updating a peer is not supported; delete the neighbour and add it again).
 """
 
 from __future__ import annotations
@@ -29,14 +31,40 @@ def check_bgpcfgd_change(old: ConfigDb, new: ConfigDb) -> None:
     for peer, row in new.get("BGP_NEIGHBOR", {}).items():
         previous = before.get(peer)
         if previous is not None and previous.get("asn") != row.get("asn"):
+            key = peer if "|" in peer else f"default|{peer}"
             raise BgpcfgdError(
-                f"bgpcfgd: Peer '(default|{peer})': changing 'asn' from {previous.get('asn')} to"
+                f"bgpcfgd: Peer '({key})': changing 'asn' from {previous.get('asn')} to"
                 f" {row.get('asn')} is not supported; remove the neighbor and add it again"
             )
 
 
+Peer = tuple[str, dict[str, Any]]
+
+
+def _peers(db: ConfigDb) -> dict[str, list[Peer]]:
+    """BGP_NEIGHBOR rows per VRF (a key is ``<ip>`` or ``<vrf>|<ip>``), IPv4 then IPv6.
+    A key that is no address (an interface of BGP unnumbered) is left to frrcfgd: the
+    bgpcfgd templates render addresses only."""
+    found: dict[str, list[tuple[tuple[bool, int], Peer]]] = {}
+    for key, row in db.get("BGP_NEIGHBOR", {}).items():
+        vrf, _, peer = key.rpartition("|")
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            continue
+        order = (address.version == 6, int(address))
+        found.setdefault(vrf or "default", []).append((order, (str(address), row)))
+    return {vrf: [peer for _, peer in sorted(rows)] for vrf, rows in found.items()}
+
+
+def _number(text: Any) -> str | None:
+    return str(text) if str(text).isdigit() else None
+
+
 def frr_running_config(db: ConfigDb, frr_version: str) -> str:
-    """FRR's ``show running-config`` for the BGP part of config_db `db`."""
+    """FRR's ``show running-config`` for the BGP part of config_db `db`: what bgpcfgd
+    renders, or with ``frr_mgmt_framework_config`` what frrcfgd sets from BGP_GLOBALS*
+    and BGP_NEIGHBOR*. An AS that is no number (``bgp_asn: "None"``) starts no BGP."""
     meta = db.get("DEVICE_METADATA", {}).get("localhost", {})
     hostname = meta.get("hostname", "sonic")
     lines = [
@@ -52,17 +80,30 @@ def frr_running_config(db: ConfigDb, frr_version: str) -> str:
         "no service integrated-vtysh-config",
         "!",
     ]
-    asn = meta.get("bgp_asn")
+    peers = _peers(db)
+    if meta.get("frr_mgmt_framework_config") == "true":
+        for vrf, fields in sorted(db.get("BGP_GLOBALS", {}).items()):
+            asn = _number(fields.get("local_asn"))
+            if asn is not None:
+                lines += _frrcfgd_instance(db, asn, vrf, fields, peers.get(vrf, []))
+        return "\n".join([*lines, "end"])
+    asn = _number(meta.get("bgp_asn"))
     if asn is None:
         return "\n".join([*lines, "end"])
-    peers = sorted(
-        db.get("BGP_NEIGHBOR", {}).items(),
-        key=lambda item: (":" in item[0], int(ipaddress.ip_address(item[0]))),
-    )
+    for vrf in ["default", *sorted(set(peers) - {"default"})]:
+        lines += _bgpcfgd_instance(db, asn, vrf, peers.get(vrf, []))
+    return "\n".join([*lines, "end"])
+
+
+def _header(asn: str, vrf: str) -> str:
+    return f"router bgp {asn}" if vrf == "default" else f"router bgp {asn} vrf {vrf}"
+
+
+def _bgpcfgd_instance(db: ConfigDb, asn: str, vrf: str, peers: list[Peer]) -> list[str]:
     v4 = [(p, r) for p, r in peers if ":" not in p]
     v6 = [(p, r) for p, r in peers if ":" in p]
     router_id = loopback_ipv4(db)
-    lines.append(f"router bgp {asn}")
+    lines = [_header(asn, vrf)]
     if router_id:
         lines.append(f" bgp router-id {router_id}")
     lines += [
@@ -88,7 +129,7 @@ def frr_running_config(db: ConfigDb, frr_version: str) -> str:
         )
     for family, group, members in (("ipv4", "PEER_V4", v4), ("ipv6", "PEER_V6", v6)):
         lines += [" !", f" address-family {family} unicast"]
-        if family == "ipv4" and router_id:
+        if family == "ipv4" and router_id and vrf == "default":
             lines.append(f"  network {router_id}/32")
         lines += [
             f"  neighbor {group} soft-reconfiguration inbound",
@@ -97,5 +138,32 @@ def frr_running_config(db: ConfigDb, frr_version: str) -> str:
         ]
         lines += [f"  neighbor {peer} activate" for peer, _ in members]
         lines += [f"  maximum-paths {BGPCFGD_MAXIMUM_PATHS}", " exit-address-family"]
-    lines += ["exit", "!", "end"]
-    return "\n".join(lines)
+    return [*lines, "exit", "!"]
+
+
+def _frrcfgd_instance(
+    db: ConfigDb, asn: str, vrf: str, fields: dict[str, Any], peers: list[Peer]
+) -> list[str]:
+    lines = [_header(asn, vrf)]
+    if fields.get("router_id"):
+        lines.append(f" bgp router-id {fields['router_id']}")
+    lines.append(" bgp log-neighbor-changes")
+    remote = [(p, r) for p, r in peers if _number(r.get("asn")) is not None]
+    lines += [f" neighbor {peer} remote-as {row['asn']}" for peer, row in remote]
+    for family in ("ipv4", "ipv6"):
+        af = db.get("BGP_GLOBALS_AF", {}).get(f"{vrf}|{family}_unicast")
+        if af is None:
+            continue
+        lines += [" !", f" address-family {family} unicast"]
+        for peer, _ in remote:
+            nbr = db.get("BGP_NEIGHBOR_AF", {}).get(f"{vrf}|{peer}|{family}_unicast")
+            if nbr is None:
+                continue
+            lines.append(f"  neighbor {peer} activate")
+            maps = nbr.get("route_map_in") or []
+            for name in maps if isinstance(maps, list) else [maps]:
+                lines.append(f"  neighbor {peer} route-map {name} in")
+        if af.get("max_ebgp_paths"):
+            lines.append(f"  maximum-paths {af['max_ebgp_paths']}")
+        lines.append(" exit-address-family")
+    return [*lines, "exit", "!"]

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any
 
-from .device import Device, log, read_record
+from .device import RECORD_FORMAT, Device, log, read_record, write_json_atomic
 from .jsonpatch import PatchError, apply_patch
 from .model import SwitchState, default_state, sonic_version_of
 from .sonic_apply import PatchResult, apply_config_patch
 from .sonic_bgp import frr_running_config
 from .sonic_config import HOST, profile_state, render_profile_config
 from .sonic_db import ConfigDb, merge_namespaces, project, render_config_db
-from .sonic_profiles import profile_named
+from .sonic_profiles import SonicProfile, profile_named
 from .sonic_qos import lookup_text
 from .spec import DeviceSpec
 
@@ -106,6 +107,16 @@ class SonicDevice(Device):
         return dict(self.running[HOST]) if self.profile.multi_asic else self.running
 
     @property
+    def running_profile(self) -> SonicProfile:
+        """The profile with the HwSKU the running config names: ``show version`` and the
+        generic config updater read it from DEVICE_METADATA (sonic-py-common
+        ``device_info.get_hwsku``); release, platform and ASIC type are the image's."""
+        hwsku = self.host_config().get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku")
+        if not self.profile.strict or not isinstance(hwsku, str) or not hwsku:
+            return self.profile
+        return dataclasses.replace(self.profile, hwsku=hwsku)
+
+    @property
     def hostname(self) -> str:
         """The hostname in DEVICE_METADATA."""
         meta = self.host_config().get("DEVICE_METADATA", {}).get("localhost", {})
@@ -131,7 +142,7 @@ class SonicDevice(Device):
         """A file under ``/usr/share/sonic/device/<platform>/<hwsku>/`` the simulator has:
         the HwSKU's ``pg_profile_lookup.ini`` (in ``<n>/`` per ASIC on a multi-ASIC one)."""
         if self.profile.strict:
-            platform, hwsku = self.profile.platform, self.profile.hwsku
+            platform, hwsku = self.profile.platform, self.running_profile.hwsku
         else:
             platform, hwsku = LEGACY_PLATFORM, self.state_view().model
         folder = f"{DEVICE_DIR}/{platform}/{hwsku}/"
@@ -148,7 +159,8 @@ class SonicDevice(Device):
 
     def apply_patch_strict(self, patch: Any) -> PatchResult:
         """``config apply-patch`` of a named profile; raises `PatchRefused`."""
-        return apply_config_patch(self.profile, self.running, self.shown_running(), patch)
+        profile = self.running_profile
+        return apply_config_patch(profile, self.running, self.shown_running(), patch)
 
     # -- configuration -------------------------------------------------------
 
@@ -258,3 +270,53 @@ class SonicDevice(Device):
         self.nos_version = sonic_version_of(self.boot_image)
         self.running = copy.deepcopy(self.startup)
         self.save()
+
+
+def loaded_config_db(doc: Any) -> ConfigDb:
+    """What ``config load`` (sonic-cfggen ``--write-to-db``) keeps of a config_db.json
+    document: ConfigDBConnector stores every field as text (``str(value)``; a list as
+    ``field@`` and read back as a list), and a table without rows is not stored.
+    ValueError for a document ``config load`` cannot write (a table that is not an object
+    of objects)."""
+    if not isinstance(doc, dict):
+        raise ValueError("config_db must be a JSON object")
+    db: ConfigDb = {}
+    for table, rows in doc.items():
+        if not isinstance(rows, dict) or not all(isinstance(f, dict) for f in rows.values()):
+            raise ValueError(f"table {table} must be an object of objects")
+        if rows:
+            db[table] = {
+                key: {
+                    name: [str(v) for v in value] if isinstance(value, list) else str(value)
+                    for name, value in fields.items()
+                }
+                for key, fields in rows.items()
+            }
+    return db
+
+
+def write_boot_record(path: Path, name: str, doc: Any, profile: SonicProfile) -> None:
+    """Make `path` the saved record of a SONiC switch of `profile` that booted the
+    config_db.json document `doc` (``{namespace: config_db}`` on a multi-ASIC profile) as
+    running and startup config; `SwitchSim.add_device` then starts the device from it."""
+    if profile.multi_asic:
+        if not isinstance(doc, dict) or HOST not in doc:
+            raise ValueError("a multi-ASIC switch boots one config_db per namespace")
+        running: Any = {space: loaded_config_db(db) for space, db in doc.items()}
+    else:
+        running = loaded_config_db(doc)
+    write_json_atomic(
+        path,
+        {
+            "format": RECORD_FORMAT,
+            "name": name,
+            "dialect": "sonic",
+            "write_count": 0,
+            "nos_version": profile.build_version,
+            "boot_image": f"SONiC-OS-{profile.build_version}",
+            "running": running,
+            "startup": copy.deepcopy(running),
+            "checkpoints": {},
+            "pending_rollbacks": [],
+        },
+    )

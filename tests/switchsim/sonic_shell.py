@@ -227,7 +227,7 @@ class SonicShell:
 
     def _version(self) -> str:
         if self._strict:
-            profile = self.device.profile
+            profile = self.device.running_profile
             asics = max(1, len(profile.namespaces))
             return show_version(profile, self.device.nos_version, self.device.facts(), asics)
         facts, state = self.device.facts(), self.device.state_view()

@@ -228,10 +228,17 @@ def _check_qos(db: ConfigDb, ports: set[str]) -> None:
             )
 
 
-def _check_buffers(db: ConfigDb, ports: set[str], dynamic: bool) -> None:
+def pool_types(release: str) -> tuple[str, ...]:
+    """sonic-buffer-pool.yang ``type``: a pool shared by both directions (``both``, as
+    Jericho2 line cards have) from 202405."""
+    both = release == "master" or release >= "202405"
+    return ("ingress", "egress", "both") if both else ("ingress", "egress")
+
+
+def _check_buffers(db: ConfigDb, ports: set[str], dynamic: bool, release: str) -> None:
     pools = db.get("BUFFER_POOL", {})
     for name, row in pools.items():
-        _enum(row.get("type"), ("ingress", "egress"), ("BUFFER_POOL", name, "type"))
+        _enum(row.get("type"), pool_types(release), ("BUFFER_POOL", name, "type"))
         _enum(row.get("mode"), ("static", "dynamic"), ("BUFFER_POOL", name, "mode"))
         for field in ("size", "xoff"):
             if field in row:
@@ -271,8 +278,8 @@ def _check_buffers(db: ConfigDb, ports: set[str], dynamic: bool) -> None:
             )
 
 
-def validate_config(db: ConfigDb) -> None:
-    """Raise `YangError` for the first constraint `db` breaks."""
+def validate_config(db: ConfigDb, release: str = "master") -> None:
+    """Raise `YangError` for the first constraint `db` breaks (the models of `release`)."""
     ports = set(db.get("PORT", {}))
     loopbacks = {
         key.split("|")[0]
@@ -290,6 +297,7 @@ def validate_config(db: ConfigDb) -> None:
             db,
             ports,
             db.get("DEVICE_METADATA", {}).get("localhost", {}).get("buffer_model") == "dynamic",
+            release,
         ),
     ]
     for check in checks:
