@@ -68,6 +68,11 @@ EXTRAS: tuple[Extra, ...] = (
         includes=("rollouts",),
         commands=("serve",),
     ),
+    Extra(
+        "pictures",
+        "pictures: `plumb rollout plan --format svg` (a wave plan drawn with matplotlib)",
+        ("matplotlib",),
+    ),
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -48,6 +48,15 @@ HERE = Path(".")
 def complete_formats(incomplete: str) -> list[str]:
     """Shell completion of ``--format`` (the other completions: :mod:`plumb.completion`)."""
     return [f for f in ("text", "json") if f.startswith(incomplete)]
+
+
+def format_option(*names: str) -> Any:
+    """A ``--format/-f`` option taking ``names`` (help and shell completion say them)."""
+
+    def complete(incomplete: str) -> list[str]:
+        return [n for n in names if n.startswith(incomplete)]
+
+    return typer.Option("--format", "-f", help=" | ".join(names), autocompletion=complete)
 
 
 class _Global:

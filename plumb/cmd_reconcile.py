@@ -25,6 +25,7 @@ from plumb.app import (
     fail,
     fleet_context,
     fleet_root,
+    format_option,
 )
 from plumb.pendingcmd import DetailedExitCommand, DriftCommand
 from plumb.progress import ConsoleReporter
@@ -72,10 +73,21 @@ def _plan_text(plan: Plan, context: FleetContext, expand: bool) -> str:
     return plan_text(plan, fleet=context.fleet.config.fleet, roles=roles, expand=expand)
 
 
+PLAN_FORMATS = ("text", "json", "mermaid", "dot")
+
+
 def _print_plan(plan: Plan, context: FleetContext, format: str, expand: bool) -> None:
     name = context.fleet.config.fleet
     if format == "json":
         sys.stdout.write(dumps(plan_json(plan, fleet=name, commit=context.commit)))
+    elif format in ("mermaid", "dot"):
+        from ci.diagrams import plan_dot, plan_mermaid
+
+        roles = {n: d.role.value for n, d in context.fleet.devices.items()}
+        picture = (
+            plan_mermaid(plan, roles) if format == "mermaid" else plan_dot(plan, roles, name=name)
+        )
+        sys.stdout.write(picture)
     else:
         sys.stdout.write(_plan_text(plan, context, expand))
 
@@ -84,7 +96,7 @@ def _print_plan(plan: Plan, context: FleetContext, format: str, expand: bool) ->
 def plan(
     path: PathArg = Path("."),
     select: SelectOpt = None,
-    format: FormatOpt = "text",
+    format: Annotated[str, format_option(*PLAN_FORMATS)] = "text",
     expand: ExpandOpt = False,
     detailed_exitcode: Annotated[
         bool,
@@ -107,7 +119,7 @@ def plan(
     from service.savedplan import write_plan_file
 
     with _errors_exit_with(1 if detailed_exitcode else 2):
-        check_format(format)
+        check_format(format, PLAN_FORMATS)
         with fleet_context(path) as context:
             if against is not None:  # recorded facts: nothing observed, nothing audited
                 result = plan_against(context.fleet, against, select)

@@ -21,7 +21,15 @@ import typer
 from ci.planfmt import dumps
 from intent.fleet import Fleet
 from lab.fleet import lab_db_path
-from plumb.app import FormatOpt, PathArg, check_format, fail, fleet_arg, fleet_context
+from plumb.app import (
+    FormatOpt,
+    PathArg,
+    check_format,
+    fail,
+    fleet_arg,
+    fleet_context,
+    format_option,
+)
 from plumb.cmd_approve import rollout_approve, rollout_promote
 from plumb.cmd_reconcile import ConcurrencyOpt
 from plumb.completion import rollout_ids
@@ -71,14 +79,14 @@ def _needs_lab(fleet: Fleet, select: str) -> bool:
 def rollout_plan(
     spec: SpecArg,
     path: PathArg = Path("."),
-    format: FormatOpt = "text",
+    format: Annotated[str, format_option(*ROLLOUT_PLAN_FORMATS)] = "text",
 ) -> None:
     """Plan a rollout: strata, canary and waves within the caps, bake, stalled work."""
     # scipy (bake sizing) takes seconds to import: only this command pays for it.
     from rollouts.planning import NothingToRollOut, plan_rollout
     from service.begin import drain_preflight
 
-    check_format(format)
+    check_format(format, ROLLOUT_PLAN_FORMATS)
     with fleet_context(path) as context:
         fleet = context.fleet
         loaded = load_spec_or_exit(fleet, spec)
@@ -110,7 +118,7 @@ def rollout_plan(
         except PlanError as exc:
             typer.echo(f"{loaded.where(*exc.field)}: {exc.message}", err=True)
             raise typer.Exit(1) from None
-        _print(result, loaded, fleet.config.fleet, context.commit, format)
+        _print(result, loaded, fleet, context.commit, format)
         _warn_unjudgeable(result, loaded)
         preflight = drain_preflight(loaded.spec, result.targets)
         for problem in preflight:
@@ -134,16 +142,38 @@ def _warn_unjudgeable(result: RolloutPlan, loaded: LoadedSpec) -> None:
         typer.echo(f"{where}: warning: {found.message()}", err=True)
 
 
+ROLLOUT_PLAN_FORMATS = ("text", "json", "svg", "html", "mermaid")
+
+
 def _print(
-    result: RolloutPlan, loaded: LoadedSpec, fleet: str, commit: str | None, format: str
+    result: RolloutPlan,
+    loaded: LoadedSpec,
+    fleet: Fleet,
+    commit: str | None,
+    format: str,
 ) -> None:
     from ci.rolloutfmt import rollout_plan_json, rollout_plan_text
 
+    name = fleet.config.fleet
     if format == "json":
-        document = rollout_plan_json(result, fleet=fleet, commit=commit, spec_file=loaded.doc.path)
+        document = rollout_plan_json(result, fleet=name, commit=commit, spec_file=loaded.doc.path)
         sys.stdout.write(dumps(document))
+    elif format == "mermaid":
+        from ci.diagrams import waves_gantt
+
+        sys.stdout.write(waves_gantt(result))
+    elif format in ("svg", "html"):
+        from ci.wavesvg import wave_plan_html, wave_plan_svg
+
+        racks = {n: d.rack for n, d in fleet.devices.items()}
+        text = rollout_plan_text(result, fleet=name)
+        sys.stdout.write(
+            wave_plan_svg(result, racks, fleet=name)
+            if format == "svg"
+            else wave_plan_html(result, racks, fleet=name, text=text)
+        )
     else:
-        sys.stdout.write(rollout_plan_text(result, fleet=fleet))
+        sys.stdout.write(rollout_plan_text(result, fleet=name))
 
 
 # -- execution ----------------------------------------------------------------------------

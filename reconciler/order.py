@@ -47,6 +47,19 @@ PHASES = (
     "firmware",
 )
 
+WHY: dict[str, str] = {
+    "device-local": "no setting couples two devices: each is safe alone",
+    "qos-pairs": "both ends of a lossless link at once: PFC and DSCP maps agree",
+    "bgp-pairs": "both ends of a session at once: AS numbers and /31s agree",
+    "mtu-raise-switch": "switch ports grow first: host MTU + 22 <= port MTU holds",
+    "rdma-lower": "RDMA MTU shrinks before the host MTU under it: RDMA + 64 <= host",
+    "mtu-host": "hosts move between the switch raise and the switch lower",
+    "rdma-raise": "RDMA MTU grows after the host MTU under it",
+    "mtu-lower-switch": "switch ports shrink last, after their hosts",
+    "firmware": "versions last, after every setting they may rely on",
+}
+"""Why each phase sits where it does (for people: pictures and reviews)."""
+
 
 @dataclass(frozen=True)
 class Step:

@@ -153,4 +153,5 @@ def build_review(inputs: ReviewInputs) -> Review:
         drain=drained,
         rollouts=rollouts,
         blockers=blockers_of(delta, head_report, plan, rollouts, inputs.spec_problems),
+        roles={name: device.role.value for name, device in head.devices.items()},
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+from ci.diagrams import plan_mermaid, waves_gantt
 from ci.planfile import plan_hash, short_hash
 from ci.review.model import Review, RolloutReview, SettingChange
 from ci.rolloutfmt import _duration, _money
@@ -259,6 +260,8 @@ def _plan_details(review: Review) -> list[str]:
         f"{sum(len(c) for c in s.changes.values())} change(s)"
         for s in plan.steps
     ]
+    if plan.steps:  # the order as a picture GitHub and GitLab render
+        body += ["", "```mermaid", plan_mermaid(plan, review.roles).rstrip(), "```"]
     rows = [
         (code(name), code(c.path), value(c.before), value(c.after), where(review, c.owner))
         for step in plan.steps
@@ -306,7 +309,8 @@ def _rollout_details(item: RolloutReview) -> list[str]:
         for r in plan.reports
     ]
     head = ("wave", "kind", "targets", "racks", "bake", "stalled GPU-h")
-    body = [_rollout_line(item), "", *table(head, rows, len(rows))]
+    body = [_rollout_line(item), "", "```mermaid", waves_gantt(plan).rstrip(), "```", ""]
+    body += table(head, rows, len(rows))
     return details(f"Rollout <code>{esc(plan.spec.name)}</code>: {len(plan.reports)} wave(s)", body)
 
 

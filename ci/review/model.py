@@ -170,6 +170,7 @@ class Review:
     drain: Drain | None = None
     rollouts: tuple[RolloutReview, ...] = ()
     blockers: tuple[Blocker, ...] = ()
+    roles: Mapping[str, str] = field(default_factory=dict)  # device -> role, for pictures
 
     @property
     def verdict(self) -> str:
