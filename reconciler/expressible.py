@@ -77,11 +77,12 @@ def expressible(fleet: Fleet) -> Iterator[Finding]:
     design = DESIGN_INPUTS["sonic"]
     # one finding per (intent line, reason), naming every switch it holds for
     found: dict[tuple[str, str], tuple[Sourced[object], str, list[str]]] = {}
+    verdicts: dict[tuple[Scalar, Scalar, str], str | None] = {}  # switches share facts
     for device in _sonic(fleet):
         facts = _release_facts(fleet, device)
         if facts is None:
             continue
-        refuses = SonicChecker(facts)
+        refuses = _Memo(SonicChecker(facts), facts, verdicts)
         intent = fleet.intent[device.name]
         asked: list[tuple[str, Sourced[object] | None]] = []
         ecn = intent.get("qos", "ecn")
@@ -107,6 +108,26 @@ def expressible(fleet: Fleet) -> Iterator[Finding]:
             where(value),
             tuple(devices),
         )
+
+
+class _Memo:
+    """A switch's checker, asked once per (HwSKU, version, path) over the fleet."""
+
+    def __init__(
+        self,
+        checker: SonicChecker,
+        facts: dict[str, Scalar],
+        verdicts: dict[tuple[Scalar, Scalar, str], str | None],
+    ) -> None:
+        self.checker = checker
+        self.key = (facts["system/model"], facts["system/nos_version"])
+        self.verdicts = verdicts
+
+    def __call__(self, path: str) -> str | None:
+        key = (*self.key, path)
+        if key not in self.verdicts:
+            self.verdicts[key] = self.checker(path)
+        return self.verdicts[key]
 
 
 PLATFORM_POLICIES: tuple[Policy, ...] = (

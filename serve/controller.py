@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci.gitrepo import repo_state
 from intent.fleet import load_fleet
 from inventory.problems import InputError
 from reconciler.drivers.base import Outcome
@@ -51,6 +52,7 @@ from serve.leader_file import FileLeaderLock
 from serve.metrics import ServeMetrics
 from serve.notices import Notice, notice_from_audit
 from serve.reconcile import (
+    IntentCache,
     PassResult,
     blocked_lines,
     owned_lines,
@@ -67,6 +69,8 @@ if TYPE_CHECKING:
     from serve.leader_pg import LeaderLock
 
 SERVE_PURPOSE = "serve"
+FLEET_PATHS = ("plumb.yaml", "inventory", "intent", "policies")
+"""What the loaded fleet and its validation are made of (rollouts/ is read per turn)."""
 AUDIT_CURSOR = "notices.audit_seq"
 OLD_LEASE_CURSOR = "notices.old_lease_token"
 APPLIED = Outcome.applied
@@ -160,6 +164,8 @@ class Controller:
         self._next_poll = 0.0
         self._next_pass = 0.0
         self._next_rollout = 0.0
+        self.intent = IntentCache()
+        self._loaded_commit: str | None = None
         self.rollouts = RolloutDriver(
             RolloutMetrics(self.metrics.registry, self.fleet.config.fleet), log, lab_pace=lab_pace
         )
@@ -311,6 +317,12 @@ class Controller:
         self.audit_notices()
         self.old_lease_notice()
 
+    def _clean_commit(self) -> str | None:
+        """HEAD, when the fleet files in the working tree are HEAD's (no local edit):
+        then what was loaded and derived from it is still true. None otherwise."""
+        state = repo_state(self.root, FLEET_PATHS)
+        return state.commit if state.commit and not state.dirty else None
+
     def _context(self) -> FleetContext:
         return FleetContext(self.fleet, self.actor, head_commit(self.root), self.db)
 
@@ -326,11 +338,20 @@ class Controller:
             log(f"ended the lease {held.token} left by {held.holder}")
 
     def _pass(self) -> None:
-        self.fleet = load_fleet(self.root)
+        clean = self._clean_commit()
+        if clean is None or clean != self._loaded_commit:
+            self.fleet = load_fleet(self.root)  # else the fleet of that very commit is loaded
+            self._loaded_commit = clean
         self.serve = self.fleet.config.serve
         context = self._context()
         self.status.commit = context.commit
-        result = reconcile_pass(context, now=datetime.now(UTC), leading=self.leadership.held)
+        result = reconcile_pass(
+            context,
+            now=datetime.now(UTC),
+            leading=self.leadership.held,
+            intent=self.intent,
+            clean_commit=clean,
+        )
         self._pass_metrics(result)
         self.status.last_ok = time.time()
         applied = result.applied.by_outcome() if result.applied else {}

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
 from intent.fleet import Fleet
 from reconciler.errors import FencedOut
 from reconciler.loop import ApplyReport, apply_plan, observe_all
 from reconciler.plan import Plan, build_plan
 from reconciler.render import DesiredFleet, render_desired
-from reconciler.settings import Scalar, State
+from reconciler.settings import Owned, Scalar, State
 from reconciler.state.conn import Conn
 from reconciler.state.db import StateDB
 from reconciler.state.drifttold import fingerprint
@@ -189,22 +189,52 @@ def invalid_intent(problems: list[str]) -> str | None:
     return f"the intent fails validation: {problems[0]}{more}"
 
 
+@dataclass
+class IntentCache:
+    """What a pass derives from the intent alone (validation, rendered desired state),
+    kept while the commit, and the day waivers expire by, stay the same: a pass on an
+    unchanged fleet repo then costs observation and the diff, not a validation and a
+    render. ``key`` None (a working tree with uncommitted changes, or not a git
+    checkout) is never reused."""
+
+    key: tuple[str, date] | None = None
+    problems: list[str] = field(default_factory=list)
+    desired: dict[str, dict[str, Owned]] = field(default_factory=dict)
+    reused: int = 0  # passes that reused it, for logs and tests
+
+    def of(
+        self, fleet: Fleet, commit: str | None, today: date
+    ) -> tuple[list[str], dict[str, dict[str, Owned]]]:
+        key = None if commit is None else (commit, today)
+        if key is not None and key == self.key:
+            self.reused += 1
+            return self.problems, self.desired
+        self.problems = intent_problems(fleet, today=today)
+        self.desired = render_desired(fleet, list(fleet.devices))
+        self.key = key
+        return self.problems, self.desired
+
+
 def reconcile_pass(
     context: FleetContext,
     *,
     now: datetime,
     leading: Callable[[], bool],
+    intent: IntentCache | None = None,
+    clean_commit: str | None = None,
 ) -> PassResult:
+    """One pass: validate and render (or reuse ``intent``'s, for ``clean_commit``, a
+    commit whose fleet files the working tree holds unchanged), observe, diff, decide,
+    and correct what may be corrected."""
     started = time.monotonic()
     fleet, db = context.fleet, context.db
     names = list(fleet.devices)
     targets = Targets.for_fleet(fleet)
     try:
-        problems = intent_problems(fleet, today=now.date())
+        problems, desired = (intent or IntentCache()).of(fleet, clean_commit, now.date())
         observations = observe_all(targets, names)
         observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
         errors = {n: o.error for n, o in observations.items() if o.error}
-        desired = render_desired(fleet, names)
         plan = build_plan(fleet, desired, observed, errors=errors, holds=db.journal.holds())
         window = correction_allowed(fleet.config.serve.windows, now)
         refused = invalid_intent(problems)

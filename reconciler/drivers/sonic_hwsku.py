@@ -14,6 +14,7 @@ from reconciler.drivers.sonic_gcu import asic_name, releases, shipped
 _PREFIX = re.compile(r"^(?:ACS|Mellanox|Nvidia|NVIDIA|Arista|Force10|Celestica|Dell)-", re.I)
 
 
+@cache
 def known_hwsku(hwsku: str, asic_type: str | None = None) -> bool:
     """Does any release's updater map ``hwsku`` to an ASIC family?"""
     return any(asic_name(shipped(r), hwsku, asic_type) != "unknown" for r in releases())
