@@ -358,7 +358,7 @@ def approvals_section(data: Mapping[str, Any]) -> str:
             [
                 e(p["rollout"]),
                 e(p["wave"]),
-                f"<code>plumb rollout promote {e(p['rollout'])} FLEET --wave {e(p['wave'])}</code>",
+                f"<code>plumb rollout promote {e(p['rollout'])} --wave {e(p['wave'])}</code>",
             ]
             for p in waiting
         )

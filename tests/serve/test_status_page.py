@@ -143,7 +143,8 @@ def test_page_in_a_browser_updates_without_reload_and_fits_desktop_and_phone(
             waves = page.locator(f'article[data-rollout="{rollout}"] .wave-status')
             expect(waves.first).to_have_text("passed")
             expect(page.locator('.wave-status[data-wave="2"]')).to_have_text("pending")
-            expect(page.get_by_text(f"plumb rollout promote {rollout} --wave 2")).to_be_visible()
+            waiting = page.locator("table.waves .badge", has_text="waiting for promotion")
+            expect(waiting).to_contain_text(f"plumb rollout promote {rollout} --wave 2")
             for heading in ("Rollouts", "Approvals", "Fleet", "Last turns", "Audit log"):
                 expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
             page.evaluate("window.sameDocument = true")
@@ -155,7 +156,8 @@ def test_page_in_a_browser_updates_without_reload_and_fits_desktop_and_phone(
             assert page.evaluate("window.sameDocument === true"), "the page was reloaded"
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
-            phone = browser.new_context(**p.devices["iPhone 13"])
+            iphone = {**p.devices["iPhone 13"], "viewport": {"width": 390, "height": 844}}
+            phone = browser.new_context(**iphone)
             small = phone.new_page()
             small.on("console", lambda m: m.type == "error" and problems.append(m.text))
             small.on("pageerror", lambda exc: problems.append(str(exc)))
