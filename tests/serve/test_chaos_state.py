@@ -101,7 +101,9 @@ def test_a_served_rollout_outlives_its_database(
         )
         halting_pg.halt()
         for replica in replicas:
-            wait_until(lambda r=replica: r.metric("plumb_state_database_up") == 0, 60, "the outage")
+            wait_until(
+                lambda r=replica: r.metric("plumb_state_database_up") == 0, 60, "the outage"
+            )
         time.sleep(down_seconds)
         halting_pg.resume()
         done = wait_until(

@@ -117,7 +117,7 @@ def test_drift_is_reported_outside_a_window_and_corrected_once_git_opens_it(
         assert db.audit.verify().ok
     logged = (tmp_path / "serve.log").read_text()
     assert "applied: 1 applied" in logged  # counts as words ...
-    assert "{'" not in logged and '{"' not in logged  # ... never a Python dict
+    assert "{'" not in logged and "{\"" not in logged  # ... never a Python dict
 
 
 def _without_window(author: Path) -> str:
