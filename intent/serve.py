@@ -100,6 +100,12 @@ class ServeConfig(Strict):
     old_lease_minutes: StrictInt = Field(60, ge=1, le=100_000)
     webhook_secret_env: EnvVar = "PLUMB_WEBHOOK_SECRET"
     webhook_secret_file: str | None = Field(None, min_length=1, max_length=4096)
+    status_token_file: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="a 0600 file holding the bearer token that / and /status.json demand",
+    )
     drift: tuple[DriftRule, ...] = ()
     windows: tuple[SyncWindow, ...] = ()
     max_devices_per_pass: StrictInt = Field(16, ge=1, le=100_000)

@@ -38,7 +38,11 @@ def webhook_secret(root: Path, env: str, file: str | None) -> bytes:
 def serve(
     path: PathArg = Path("."),
     listen: Annotated[
-        str, typer.Option(help="HOST:PORT for /webhook, /healthz, /readyz and /metrics.")
+        str,
+        typer.Option(
+            help="HOST:PORT for the status page (/, /status.json), /webhook, /healthz,"
+            " /readyz and /metrics."
+        ),
     ] = "127.0.0.1:9464",
     once: Annotated[bool, typer.Option("--once", help="Run one turn and exit.")] = False,
     lab_pace: Annotated[
@@ -59,6 +63,7 @@ def serve(
     from serve.httpapp import Endpoints, controller_routes
     from serve.httpd import ControllerHttp
     from serve.sender import Sender
+    from serve.statushttp import StatusTokenError, status_routes, status_token
 
     root = fleet_root(path)
     load_or_exit(root)  # a fleet that does not load is reported as every command does
@@ -71,13 +76,19 @@ def serve(
         raise fail(str(exc), 1) from None
     serve_config = controller.serve
     secret = webhook_secret(root, serve_config.webhook_secret_env, serve_config.webhook_secret_file)
+    try:
+        token = status_token(controller.fleet)
+    except StatusTokenError as exc:
+        controller.close()
+        raise fail(str(exc)) from None
     endpoints = Endpoints(
         secret=lambda: secret,
         on_push=controller.on_push,
         ready=controller.ready,
         metrics=controller.metrics.render,
     )
-    http = ControllerHttp(host, int(port), controller_routes(endpoints), log=log)
+    routes = controller_routes(endpoints) + status_routes(lambda: controller.page, token)
+    http = ControllerHttp(host, int(port), routes, log=log)
     sender = Sender(controller.db, lambda: controller.status.leader)
 
     def stop(signum: int, frame: FrameType | None) -> None:

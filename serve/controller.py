@@ -29,7 +29,7 @@ from collections import Counter as Tally
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ci.gitrepo import repo_state
 from intent.fleet import load_fleet
@@ -62,6 +62,8 @@ from serve.reconcile import (
 from serve.rolloutmetrics import RolloutMetrics
 from serve.rollouts import RolloutDriver
 from serve.sdnotify import Notifier
+from serve.statusdata import AuditCheck, ControllerFacts, gather_status, pass_summary, unreadable
+from serve.turnlog import TurnLog
 from serve.webhook import Push
 from service.context import FleetContext
 
@@ -167,8 +169,20 @@ class Controller:
         self.intent = IntentCache()
         self._loaded_commit: str | None = None
         self.rollouts = RolloutDriver(
-            RolloutMetrics(self.metrics.registry, self.fleet.config.fleet), log, lab_pace=lab_pace
+            RolloutMetrics(self.metrics.registry, self.fleet.config.fleet),
+            self._say,
+            lab_pace=lab_pace,
         )
+        self.turn_log = TurnLog()
+        self._notes: list[str] = []
+        self.last_pass: dict[str, Any] | None = None
+        self._audit_check = AuditCheck()
+        self.page: dict[str, Any] = gather_status(self._facts(), None, self._audit_check)
+
+    def _say(self, message: str) -> None:
+        """Log a line, and keep it as what this turn did (the status page's last turns)."""
+        log(message)
+        self._notes.append(message)
 
     # -- endpoints -------------------------------------------------------------
 
@@ -224,6 +238,7 @@ class Controller:
     def turn(self) -> None:
         if not self.status.state_up():
             self.db.retry_now()  # this loop paces the retries (see _state_lost)
+        self._notes = []
         try:
             self._turn()
             self.status.last_error = None
@@ -240,6 +255,34 @@ class Controller:
         self.metrics.state_up.labels(self.fleet.config.fleet).set(int(self.status.state_up()))
         if self.status.state_up():
             self._refresh_metrics()
+        self.turn_log.add(time.time(), self._notes, self.status.last_error)
+        self._refresh_page()
+
+    def _facts(self) -> ControllerFacts:
+        status = self.status
+        return ControllerFacts(
+            fleet=self.fleet.config.fleet,
+            leader=status.leader,
+            state_up=status.state_up(),
+            unreachable_since=status.unreachable_since,
+            last_error=status.last_error,
+            last_ok=status.last_ok,
+            commit=status.commit,
+            last_pass=self.last_pass,
+            turns=[t.as_dict() for t in self.turn_log.newest_first()],
+        )
+
+    def _refresh_page(self) -> None:
+        """The status page's data after this turn, read in this thread; the HTTP thread
+        serves the last one. A state database that cannot be read is said on the page."""
+        facts = self._facts()
+        try:
+            page = gather_status(facts, self.db if facts.state_up else None, self._audit_check)
+        except Exception as exc:  # the page says why; the loop goes on
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            log(f"status page: cannot read the state database: {reason}")
+            page = unreadable(gather_status(facts, None, self._audit_check), reason)
+        self.page = page
 
     def _state_lost(self) -> None:
         """This turn could not reach the state database: stop leading (who leads is
@@ -297,7 +340,7 @@ class Controller:
         if not self.status.leader:
             return
         if not was_leader:
-            log(f"leading fleet {self.fleet.config.fleet}")
+            self._say(f"leading fleet {self.fleet.config.fleet}")
             self._take_over()
             self._next_poll = self._next_pass = 0.0
         now = time.monotonic()
@@ -307,7 +350,9 @@ class Controller:
             polled = fetch_and_fast_forward(self.root, self.serve.remote, self.serve.branch)
             moved = polled.moved
             if moved:
-                log(f"new commit {polled.after[:12]} on {self.serve.remote}/{self.serve.branch}")
+                self._say(
+                    f"new commit {polled.after[:12]} on {self.serve.remote}/{self.serve.branch}"
+                )
         if moved or now >= self._next_pass:
             self._next_pass = now + self.serve.interval_seconds
             self._pass()
@@ -335,7 +380,7 @@ class Controller:
                 self.actor,
                 f"plumb serve took over leadership; {held.holder} lost its session",
             )
-            log(f"ended the lease {held.token} left by {held.holder}")
+            self._say(f"ended the lease {held.token} left by {held.holder}")
 
     def _pass(self) -> None:
         clean = self._clean_commit()
@@ -354,15 +399,16 @@ class Controller:
         )
         self._pass_metrics(result)
         self.status.last_ok = time.time()
+        self.last_pass = pass_summary(result, context.commit, self.status.last_ok)
         applied = result.applied.by_outcome() if result.applied else {}
-        log(
+        self._say(
             f"pass at {(context.commit or '-')[:12]}: {result.decision.count()} drifted field(s),"
             f" {result.decision.corrected_fields()} to correct ({result.decision.window.reason})"
             + (f"; applied: {_counts(applied)}" if applied else "")
             + (f"; refused: {result.refused}" if result.refused else "")
         )
         for line in owned_lines(result.decision) + blocked_lines(result.decision):
-            log(line)
+            self._say(line)
 
     def _pass_metrics(self, result: PassResult) -> None:
         m, fleet = self.metrics, self.fleet.config.fleet
