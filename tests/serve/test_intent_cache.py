@@ -47,7 +47,7 @@ def _pass(controller: Controller) -> None:
 def test_an_unchanged_commit_is_not_validated_or_rendered_again(
     served: tuple[Repos, Controller],
 ) -> None:
-    repos, controller = served
+    _, controller = served
     _pass(controller)
     fleet = controller.fleet
     assert controller.intent.reused == 0
