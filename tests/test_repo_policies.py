@@ -19,6 +19,7 @@ from plumb.cli import app
 from policies import builtin as _builtin  # noqa: F401  (registers the built-in policies)
 from policies.engine import BUILTIN
 from policies.repo import load_repo_policies
+from service.validation import builtin_policies
 from tests.fleetcopy import FleetCopy
 
 LEAF_NAMES = '''\
@@ -133,7 +134,7 @@ def test_repo_policy_registers_and_runs_through_the_console_script(orion: FleetC
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert "orion.leaf-names" in [p["id"] for p in doc["policies"]]
-    assert doc["summary"]["policies"] == len(BUILTIN) + 1
+    assert doc["summary"]["policies"] == len(builtin_policies()) + 1
 
 
 def test_repo_policy_finding_fails_validation_at_its_location(orion: FleetCopy) -> None:
@@ -257,7 +258,7 @@ def test_no_repo_policies_skips_them(orion: FleetCopy) -> None:
     orion.write("policies/cmdb.py", RAISES_AT_EVALUATION)
     run = validate(orion, "--no-repo-policies", "-f", "json")
     assert run.exit_code == 0
-    assert run.json()["summary"]["policies"] == len(BUILTIN)
+    assert run.json()["summary"]["policies"] == len(builtin_policies())
 
 
 def test_loading_repo_policies_leaves_the_builtins_alone(orion: FleetCopy) -> None:

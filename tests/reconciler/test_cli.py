@@ -18,6 +18,7 @@ PLAN_KEYS = {
     "hash",
     "intent_commit",
     "empty",
+    "at_intent",
     "refused",
     "summary",
     "steps",
@@ -31,6 +32,7 @@ SUMMARY_KEYS = {
     "conflicts",
     "held",
     "inexpressible",
+    "unreachable",
     "owned",
 }
 STEP_KEYS = {"index", "phase", "devices", "changes"}
