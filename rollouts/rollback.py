@@ -324,9 +324,60 @@ def rollback(
         if report.refused:
             report.skipped += [r.device for later in batches[index + 1 :] for r in later]
             break
+        _retry(rt, ctx, batch, report, only_safe=only_safe or emergency)
     report.pinned = _pin(rt, rollout, chosen, set(report.restored) | set(report.already), reason)
     _finish(rt, rollout, report, reason)
     return report
+
+
+RETRY_PAUSES = (2.0, 5.0, 10.0)
+"""Seconds before each retry of a target whose restore timed out or lost its
+connection: a loaded machine or a slow login gets three more chances, 17 s in all."""
+FINAL = (
+    "terminal:",  # the apply said a human must act (a refused login, a host key)
+    "DeviceAuthError",
+    "HostKeyMismatch",
+    "ConfigRejected",  # the device refuses the values: trying again changes nothing
+    "CompareMismatch",
+    "rollback plan refused",
+    "not drained",
+)
+
+
+def retryable(why: str) -> bool:
+    """Is a failed restore worth another try? A timeout, a lost connection, an
+    unreachable device or a write whose outcome was unknown is (the retry observes
+    again before writing anything); a refused login or host key, a refusal by the
+    device or by the safety proof, and a node its scheduler kept are not."""
+    return not any(final in why for final in FINAL)
+
+
+def _retry(
+    rt: Runtime,
+    ctx: Context,
+    batch: Sequence[TargetRow],
+    report: RollbackReport,
+    *,
+    only_safe: bool,
+) -> None:
+    """Try the batch's targets that failed for a retryable reason again, each time
+    observing them first (a timed-out write may have landed), after the pauses of
+    :data:`RETRY_PAUSES`; what still fails stays in the report with its last reason."""
+    for pause in RETRY_PAUSES:
+        again = {n for n, why in report.failed.items() if retryable(why)}
+        rows = [r for r in rt.db.journal.targets(ctx.id) if r.device in again]
+        if not rows:
+            return
+        rt.reporter.message(
+            f"rollback: {len(rows)} target(s) timed out or lost their connection; trying"
+            f" again in {pause:g} s (observing first)"
+        )
+        time.sleep(pause)
+        for row in rows:
+            report.failed.pop(row.device, None)
+        _restore(rt, ctx, rows, report, only_safe=only_safe)
+        if report.refused:
+            return
 
 
 def _pin(

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lab.fleet import Fault, FaultKind
 from reconciler.loop import apply_plan, observe_all
 from reconciler.state.journal import RolloutStatus, TargetStatus
 from rollouts.execute import drive
@@ -63,3 +64,51 @@ def test_an_emergency_rollback_restores_at_its_floor_or_the_given_one(
     assert report.ok and report.restored
     assert widths == [EMERGENCY_CONCURRENCY if given is None else given]
     assert {t.status for t in fleet.targets(rollout)} == {TargetStatus.rolled_back}
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [FaultKind.timeout_before_write, FaultKind.timeout_after_write, FaultKind.drop_mid_commit],
+)
+def test_a_restore_that_times_out_is_observed_again_and_retried(
+    fleet: GitFleet, monkeypatch: pytest.MonkeyPatch, kind: FaultKind
+) -> None:
+    """A login or commit that times out (a loaded machine) is unknown: the rollback
+    observes the target again and restores it on a later try; nothing is left behind
+    and no target is written twice over its before-state."""
+    rollout = journaled(fleet, monkeypatch)
+    monkeypatch.setattr("rollouts.rollback.RETRY_PAUSES", (0.0, 0.0, 0.0))  # no real pauses
+    with runtime(fleet) as (_, rt):
+        assert drive(rt, rollout) is RolloutStatus.completed
+        victims = [t.device for t in fleet.targets(rollout)][:3]
+        store = fleet.lab()
+        try:
+            for device in victims:
+                store.add_fault(Fault(device, kind, count=1))
+        finally:
+            store.close()
+        report = rollback(
+            rt, rollout, scope=RollbackScope.rollout, emergency=True, reason="loaded machine"
+        )
+    assert report.ok, report.failed
+    assert set(victims) <= set(report.restored) | set(report.already)
+    assert {t.status for t in fleet.targets(rollout)} == {TargetStatus.rolled_back}
+    assert all(t.before and fleet.running()[t.device].items() >= t.before.items()
+               for t in fleet.targets(rollout))  # fmt: skip
+
+
+def test_a_terminal_error_is_not_retried(fleet: GitFleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused login needs a human: one try, reported with its reason."""
+    rollout = journaled(fleet, monkeypatch)
+    monkeypatch.setattr("rollouts.rollback.RETRY_PAUSES", (0.0, 0.0, 0.0))
+    with runtime(fleet) as (_, rt):
+        assert drive(rt, rollout) is RolloutStatus.completed
+        victim = fleet.targets(rollout)[0].device
+        store = fleet.lab()
+        try:
+            store.add_fault(Fault(victim, FaultKind.auth_fail))
+        finally:
+            store.close()
+        report = rollback(rt, rollout, scope=RollbackScope.rollout, emergency=True, reason="x")
+    assert set(report.failed) == {victim}
+    assert "DeviceAuthError" in report.failed[victim]
