@@ -25,7 +25,15 @@ from intent.cron import CronError, parse_cron
 from inventory.schemabase import Strict
 
 ServeEvent = Literal[
-    "drift", "approve", "promotion", "hold", "abort", "rollback", "old_lease", "state_unreachable"
+    "drift",
+    "approve",
+    "promotion",
+    "hold",
+    "abort",
+    "rollback",
+    "old_lease",
+    "state_unreachable",
+    "no_leader",
 ]
 SERVE_EVENTS: tuple[ServeEvent, ...] = (
     "drift",
@@ -36,6 +44,7 @@ SERVE_EVENTS: tuple[ServeEvent, ...] = (
     "rollback",
     "old_lease",
     "state_unreachable",
+    "no_leader",
 )
 PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]/._:-]{1,200}$")]
 DeviceGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]

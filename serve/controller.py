@@ -74,6 +74,11 @@ SERVE_PURPOSE = "serve"
 FLEET_PATHS = ("plumb.yaml", "inventory", "intent", "policies")
 """What the loaded fleet and its validation are made of (rollouts/ is read per turn)."""
 AUDIT_CURSOR = "notices.audit_seq"
+LEADER_SEEN = "serve.leader_seen"  # epoch seconds the leader last said it leads
+LEADER_SEEN_EVERY = 30.0
+"""The leader records that it leads this often (state, not audit)."""
+NO_LEADER_NOTICE_SECONDS = 120
+"""A leader that takes over after a gap longer than this tells it (``no_leader``)."""
 OLD_LEASE_CURSOR = "notices.old_lease_token"
 APPLIED = Outcome.applied
 
@@ -167,6 +172,7 @@ class Controller:
         self._next_pass = 0.0
         self._next_rollout = 0.0
         self.intent = IntentCache()
+        self._seen_at = 0.0  # time.time() this replica last recorded that it leads
         self._loaded_commit: str | None = None
         self.rollouts = RolloutDriver(
             RolloutMetrics(self.metrics.registry, self.fleet.config.fleet),
@@ -342,7 +348,9 @@ class Controller:
         if not was_leader:
             self._say(f"leading fleet {self.fleet.config.fleet}")
             self._take_over()
+            self._tell_gap()
             self._next_poll = self._next_pass = 0.0
+        self._seen_leading()
         now = time.monotonic()
         moved = False
         if now >= self._next_poll:
@@ -370,6 +378,43 @@ class Controller:
 
     def _context(self) -> FleetContext:
         return FleetContext(self.fleet, self.actor, head_commit(self.root), self.db)
+
+    def _seen_leading(self) -> None:
+        """Record, every :data:`LEADER_SEEN_EVERY` s, that this replica leads: a later
+        leader can then tell how long the fleet had none."""
+        now = time.time()
+        if now - self._seen_at < LEADER_SEEN_EVERY:
+            return
+        with self.db.transaction() as conn:
+            self.db.outbox.set_cursor(conn, LEADER_SEEN, int(now))
+        self._seen_at = now
+
+    def _tell_gap(self) -> None:
+        """Taking over: when the last leader was last seen more than
+        :data:`NO_LEADER_NOTICE_SECONDS` ago (none ever led: nothing is told), queue a
+        ``no_leader`` notice saying how long nothing reconciled the fleet."""
+        seen = self.db.outbox.cursor(LEADER_SEEN)
+        if seen is None:
+            return
+        gap = int(time.time()) - seen
+        if gap <= NO_LEADER_NOTICE_SECONDS:
+            return
+        fleet = self.fleet.config.fleet
+        since = datetime.fromtimestamp(seen, UTC).isoformat(timespec="seconds")
+        self._say(f"no replica led fleet {fleet} for {gap} s (since {since})")
+        with self.db.transaction() as conn:
+            queue_notice(
+                self.db,
+                conn,
+                self.fleet,
+                Notice(
+                    "no_leader",
+                    fleet,
+                    f"no plumb serve replica led fleet {fleet} for {gap} s (since {since});"
+                    f" {self.actor} leads now",
+                    {"since": since, "seconds": gap, "leader": self.actor},
+                ),
+            )
 
     def _take_over(self) -> None:
         """End a lease an earlier controller left (it died mid-pass): leadership says

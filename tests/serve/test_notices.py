@@ -155,3 +155,32 @@ def test_payload_shapes() -> None:
     slack = slack_payload(notice, at="2026-12-01T00:00:00+00:00")
     assert slack["text"] == "plumb orion: hold: rollout r1 wave 1: hold"
     assert [b["type"] for b in slack["blocks"]] == ["header", "section", "context"]
+
+
+def test_a_leader_taking_over_after_a_gap_tells_how_long_none_led(orion: FleetCopy) -> None:
+    """The leader records that it leads (state, every 30 s); a replica that takes over
+    when that record is older than 2 minutes queues one no_leader notice with the gap;
+    after a short gap (a normal failover) nothing is told."""
+    import time
+
+    from serve.controller import LEADER_SEEN
+
+    orion.append("plumb.yaml", NOTIFY.replace("old_lease]", "old_lease, no_leader]"))
+    controller = Controller(orion.path, "replica-b@test")
+    try:
+        db = controller.db
+        with db.transaction() as conn:
+            db.outbox.set_cursor(conn, LEADER_SEEN, int(time.time()) - 600)
+        controller.turn()
+        assert controller.status.leader
+        queued = [p for p in db.outbox.due(100) if p.event == "no_leader"]
+        assert len(queued) == 1
+        assert db.outbox.cursor(LEADER_SEEN) >= int(time.time()) - 5  # it records itself
+    finally:
+        controller.close()
+    second = Controller(orion.path, "replica-c@test")  # took over at once: no gap to tell
+    try:
+        second.turn()
+        assert [p for p in second.db.outbox.due(100) if p.event == "no_leader"] == queued
+    finally:
+        second.close()
