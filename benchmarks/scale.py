@@ -4,7 +4,7 @@
                                          [--base REV] [--this REV] [--repeat N]
 
 For each size a rail-optimized fleet is generated (benchmarks/genfleet.py), then each
-measurement runs in a fresh Python process so peak memory (ru_maxrss) is its own:
+measurement runs in a fresh Python process so peak memory (its VmHWM) is its own:
 
 * ``validate``: load the repo (parse, schema, references, settings) and run every
   built-in policy, as ``plumb validate`` does; ``validate cold`` is the first run on a
@@ -22,6 +22,9 @@ also runs on that earlier commit (``git archive`` into a temporary folder), on t
 same generated fleet, right before this tree's: the two rows compare side by side.
 ``--repeat N`` runs each warm measure N times and keeps the run with the fewest CPU
 seconds: on a shared machine the slower runs lost time to other processes.
+``--commands`` also times each measure as the whole ``plumb ...`` command a user runs
+(rows starting with ``$``: the process's CPU seconds from its own accounting, its
+VmHWM), beside the library path.
 """
 
 from __future__ import annotations
@@ -88,12 +91,74 @@ elif mode == "rollout":
     plan = plan_changes(fleet, spec, changes, selected=tuple(changes))
     extra["waves"] = len(plan.waves.waves)
 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+status = open("/proc/self/status").read().splitlines()
+peak_mb = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
 print(json.dumps({"seconds": elapsed, "cpu": round(cpu, 2), "peak_mb": peak_mb, **extra}))
 """
 
 
 Row = tuple[str, str, int, dict[str, float]]  # measure, tree, nodes, result
+
+COMMAND = r"""
+import atexit, os, sys
+def _hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            os.write(2, f"\nPLUMB_BENCH_HWM_KB {line.split()[1]}\n".encode())
+atexit.register(_hwm)
+sys.path.insert(0, sys.argv[1])
+sys.argv = ["plumb", *sys.argv[2:]]
+from plumb.cli import main
+main()
+"""
+"""``plumb ARGS`` as a user runs it (the console script's entry point), importing plumb
+from the tree measured."""
+
+COMMANDS = {
+    "validate": ("validate", "{repo}"),
+    "plan": ("plan", "{repo}"),
+    "noop": ("plan", "{repo}"),
+    "rollout": ("rollout", "plan", "{spec}", "{repo}"),
+}
+
+
+def run_command(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> dict[str, float]:
+    """The whole command in its own process: wall and CPU seconds (user + system) and
+    peak RSS of that process, from the kernel's accounting of that child (``wait4``);
+    the run with the fewest CPU seconds of ``repeat``."""
+    from benchmarks.bench_rollouts import SPEC
+
+    argv = [a.format(repo=repo, spec=SPEC) for a in COMMANDS[mode]]
+    best: dict[str, float] | None = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-c", COMMAND, str(tree), *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PLUMB_ACTOR": "bench@scale"},
+        )
+        assert process.stderr is not None
+        errors = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)  # this child's own accounting
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        if process.returncode not in (0, 2):  # 2: a plan with changes pending
+            raise RuntimeError(f"plumb {' '.join(argv)}: {errors.decode()[-2000:]}")
+        hwm = [line for line in errors.decode().splitlines() if "PLUMB_BENCH_HWM_KB" in line]
+        result = {
+            "seconds": wall,
+            "cpu": round(usage.ru_utime + usage.ru_stime, 2),
+            # VmHWM of the process itself: ru_maxrss would carry the parent's peak over exec
+            "peak_mb": int(hwm[-1].split()[1]) / 1024 if hwm else float("nan"),
+            "load": round(os.getloadavg()[0], 2),
+        }
+        if best is None or result["cpu"] < best["cpu"]:
+            best = result
+    assert best is not None
+    if repeat > 1:
+        best["runs"] = repeat
+    return best
 
 
 def run_child(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> dict[str, float]:
@@ -155,22 +220,47 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                 f"in {time.perf_counter() - started:.1f} s",
                 flush=True,
             )
+            commands = args.commands
             if args.only in (None, "validate"):
                 for label, tree in trees:
                     rows.append(("validate cold", label, nodes, run_child("validate", repo, tree)))
                     rows.append(
                         ("validate", label, nodes, run_child("validate", repo, tree, args.repeat))
                     )
+                    if commands:
+                        rows.append(
+                            (
+                                "$ validate",
+                                label,
+                                nodes,
+                                run_command("validate", repo, tree, args.repeat),
+                            )
+                        )
             if args.only in (None, "plan"):
                 make_lab(repo, at_intent=False)
                 for label, tree in trees:
                     rows.append(("plan", label, nodes, run_child("plan", repo, tree, args.repeat)))
+                    if commands:
+                        rows.append(
+                            ("$ plan", label, nodes, run_command("plan", repo, tree, args.repeat))
+                        )
                 make_lab(repo, at_intent=True)
                 for label, tree in trees:
                     rows.append(
                         ("no-op plan", label, nodes, run_child("noop", repo, tree, args.repeat))
                     )
+                    if commands:
+                        rows.append(
+                            (
+                                "$ no-op plan",
+                                label,
+                                nodes,
+                                run_command("noop", repo, tree, args.repeat),
+                            )
+                        )
             if args.only in (None, "rollout"):
+                if commands:
+                    make_lab(repo, at_intent=False)  # the rollout has work to plan
                 for label, tree in trees:
                     rows.append(
                         (
@@ -180,6 +270,15 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                             run_child("rollout", repo, tree, args.repeat),
                         )
                     )
+                    if commands:
+                        rows.append(
+                            (
+                                "$ rollout plan",
+                                label,
+                                nodes,
+                                run_command("rollout", repo, tree, args.repeat),
+                            )
+                        )
     return rows
 
 
@@ -229,6 +328,12 @@ def main() -> None:
         default=1,
         help="Run each warm measure this many times and keep the one with the fewest CPU "
         "seconds (a cold validate runs once: its second run would find the cache warm).",
+    )
+    parser.add_argument(
+        "--commands",
+        action="store_true",
+        help="Also time each measure as the whole `plumb ...` command a user runs (rows"
+        " starting with `$`), beside the library path.",
     )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
