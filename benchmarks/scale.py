@@ -122,6 +122,31 @@ COMMANDS = {
 }
 
 
+STATE_FILES = ("plumb.db", "plumb.db-wal", "plumb.db-shm", "plumb.db.history")
+_state_of: dict[Path, str] = {}  # repo -> whose state database is in place
+
+
+def _use_state(repo: Path, tree: Path) -> None:
+    """Put ``tree``'s own state database in place: two plumb versions may not share one
+    (the newer upgrades its schema, and the older then refuses it as too new)."""
+    here = repo / ".plumb"
+    mine = str(abs(hash(tree)))
+    holder = _state_of.get(repo)
+    if holder == mine:
+        return
+    if holder is not None:
+        kept = here / f"bench-state-{holder}"
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in STATE_FILES:
+            if (here / name).exists():
+                (here / name).rename(kept / name)
+    saved = here / f"bench-state-{mine}"
+    for name in STATE_FILES:
+        if (saved / name).exists():
+            (saved / name).rename(here / name)
+    _state_of[repo] = mine
+
+
 def run_command(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> dict[str, float]:
     """The whole command in its own process: wall and CPU seconds (user + system) and
     peak RSS of that process, from the kernel's accounting of that child (``wait4``);
@@ -130,6 +155,7 @@ def run_command(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> di
 
     argv = [a.format(repo=repo, spec=SPEC) for a in COMMANDS[mode]]
     best: dict[str, float] | None = None
+    _use_state(repo, tree)
     for _ in range(repeat):
         started = time.perf_counter()
         process = subprocess.Popen(
@@ -143,7 +169,7 @@ def run_command(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> di
         _, status, usage = os.wait4(process.pid, 0)  # this child's own accounting
         process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - started
-        if process.returncode not in (0, 2):  # 2: a plan with changes pending
+        if process.returncode != 0:
             raise RuntimeError(f"plumb {' '.join(argv)}: {errors.decode()[-2000:]}")
         hwm = [line for line in errors.decode().splitlines() if "PLUMB_BENCH_HWM_KB" in line]
         result = {
