@@ -30,7 +30,8 @@ def complete(cwd: Path, line: str) -> list[str]:
 
 
 def test_formats_complete(orion: FleetCopy) -> None:
-    assert complete(orion.path, "plumb plan --format ") == ["text", "json"]
+    assert complete(orion.path, "plumb plan --format ") == ["text", "json", "mermaid", "dot"]
+    assert complete(orion.path, "plumb rollout plan x -f s") == ["svg"]
     assert complete(orion.path, "plumb drift -f j") == ["json"]
 
 
