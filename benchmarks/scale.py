@@ -104,7 +104,7 @@ import atexit, os, sys
 def _hwm():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
-            os.write(2, f"\nPLUMB_BENCH_HWM_KB {line.split()[1]}\n".encode())
+            os.write(2, f"\nbench-vmhwm-kb {line.split()[1]}\n".encode())
 atexit.register(_hwm)
 sys.path.insert(0, sys.argv[1])
 sys.argv = ["plumb", *sys.argv[2:]]
@@ -171,7 +171,7 @@ def run_command(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> di
         wall = time.perf_counter() - started
         if process.returncode != 0:
             raise RuntimeError(f"plumb {' '.join(argv)}: {errors.decode()[-2000:]}")
-        hwm = [line for line in errors.decode().splitlines() if "PLUMB_BENCH_HWM_KB" in line]
+        hwm = [line for line in errors.decode().splitlines() if "bench-vmhwm-kb" in line]
         result = {
             "seconds": wall,
             "cpu": round(usage.ru_utime + usage.ru_stime, 2),

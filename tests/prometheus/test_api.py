@@ -35,7 +35,9 @@ def one_connection(handle: Callable[[socket.socket], None]) -> Iterator[str]:
         def serve() -> None:
             conn, _ = listener.accept()
             with conn:
-                conn.recv(65536)
+                request = b""  # the whole request, or a close with data unread resets
+                while b"\r\n\r\n" not in request and (chunk := conn.recv(65536)):
+                    request += chunk
                 handle(conn)
 
         thread = threading.Thread(target=serve, daemon=True)
@@ -58,8 +60,17 @@ def test_a_server_that_hangs_up_is_unreachable() -> None:
 
 
 def test_a_server_that_does_not_speak_http_is_unreachable() -> None:
-    """A banner that is not an HTTP status line, then the connection closes."""
-    banner = one_connection(lambda conn: conn.sendall(b"SSH-2.0-OpenSSH\r\n"))
+    """A banner that is not an HTTP status line, then the connection closes (after the
+    request was read: closing with it unread would reset the connection instead)."""
+
+    def ssh(conn: socket.socket) -> None:
+        conn.sendall(b"SSH-2.0-OpenSSH\r\n")
+        conn.shutdown(socket.SHUT_WR)  # end of the banner, then read to the client's close:
+        conn.settimeout(5)  # closing with its request body unread would reset the connection
+        while conn.recv(65536):
+            pass
+
+    banner = one_connection(ssh)
     with banner as url, pytest.raises(Unreachable, match="RemoteProtocolError"):
         PrometheusApi(url, 2.0).query("up", 0.0)
 
