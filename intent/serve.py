@@ -16,7 +16,7 @@ follows git, treats drift, when it may correct it, and whom it tells.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, StrictInt, StringConstraints, field_validator
@@ -35,17 +35,7 @@ ServeEvent = Literal[
     "state_unreachable",
     "no_leader",
 ]
-SERVE_EVENTS: tuple[ServeEvent, ...] = (
-    "drift",
-    "approve",
-    "promotion",
-    "hold",
-    "abort",
-    "rollback",
-    "old_lease",
-    "state_unreachable",
-    "no_leader",
-)
+SERVE_EVENTS: tuple[ServeEvent, ...] = get_args(ServeEvent)  # every event, in order
 PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]/._:-]{1,200}$")]
 DeviceGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9*?\[\]._-]{1,64}$")]
 EnvVar = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]

@@ -25,7 +25,8 @@ PORT: dict[str, Scalar] = {"interfaces/Ethernet1/mode": "routed"}
 
 @dataclass(frozen=True)
 class Row:
-    """One platform/path row and the examples that pin its refusal column to the rule."""
+    """One platform/path row and the examples that pin its refusal column to the rule
+    (the SONiC rows, :mod:`.sonic_capability_table`, are of this type too)."""
 
     paths: str
     read: str

@@ -17,9 +17,9 @@ Broadcom families it lists, ``cisco-8000`` by ``asic_type``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
+from reconciler.drivers.eos_capability_table import Row
 from reconciler.drivers.sonic_buffers import headroom_ops
 from reconciler.drivers.sonic_caps import ecn_ops
 from reconciler.drivers.sonic_gcu import Op, asic_name, refusal, releases, shipped
@@ -33,17 +33,6 @@ TH5_202405: dict[str, Scalar] = {
 
 LAG_MEMBER: dict[str, Scalar] = {"interfaces/Ethernet0/mode": "lag-member"}
 VLAN_MEMBER: dict[str, Scalar] = {"interfaces/Ethernet0/mode": "switched"}
-
-
-@dataclass(frozen=True)
-class Row:
-    """One path row and the examples that pin its refusal column to the rule."""
-
-    paths: str
-    read: str
-    written: str
-    refused: str
-    examples: tuple[tuple[str, Mapping[str, Scalar], str | None], ...]
 
 
 ROWS = (
