@@ -233,6 +233,21 @@ class Rows(list[Row]):
         print(f"  {measure} {label} {nodes}: {json.dumps(result)}", flush=True)
 
 
+def warm(
+    rows: list[Row],
+    args: argparse.Namespace,
+    repo: Path,
+    nodes: int,
+    what: tuple[str, str, str, Path],
+) -> None:
+    """One warm measure (``what``: row name, child mode, tree label, tree) on the
+    library path and, with --commands, as the whole command (``$`` rows)."""
+    measure, mode, label, tree = what
+    rows.append((measure, label, nodes, run_child(mode, repo, tree, args.repeat)))
+    if args.commands:
+        rows.append((f"$ {measure}", label, nodes, run_command(mode, repo, tree, args.repeat)))
+
+
 def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list[Row]:
     """Every measurement at every size, on each tree in turn (the same fleet for both)."""
     rows = Rows()
@@ -246,65 +261,23 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                 f"in {time.perf_counter() - started:.1f} s",
                 flush=True,
             )
-            commands = args.commands
+
             if args.only in (None, "validate"):
                 for label, tree in trees:
                     rows.append(("validate cold", label, nodes, run_child("validate", repo, tree)))
-                    rows.append(
-                        ("validate", label, nodes, run_child("validate", repo, tree, args.repeat))
-                    )
-                    if commands:
-                        rows.append(
-                            (
-                                "$ validate",
-                                label,
-                                nodes,
-                                run_command("validate", repo, tree, args.repeat),
-                            )
-                        )
+                    warm(rows, args, repo, nodes, ("validate", "validate", label, tree))
             if args.only in (None, "plan"):
                 make_lab(repo, at_intent=False)
                 for label, tree in trees:
-                    rows.append(("plan", label, nodes, run_child("plan", repo, tree, args.repeat)))
-                    if commands:
-                        rows.append(
-                            ("$ plan", label, nodes, run_command("plan", repo, tree, args.repeat))
-                        )
+                    warm(rows, args, repo, nodes, ("plan", "plan", label, tree))
                 make_lab(repo, at_intent=True)
                 for label, tree in trees:
-                    rows.append(
-                        ("no-op plan", label, nodes, run_child("noop", repo, tree, args.repeat))
-                    )
-                    if commands:
-                        rows.append(
-                            (
-                                "$ no-op plan",
-                                label,
-                                nodes,
-                                run_command("noop", repo, tree, args.repeat),
-                            )
-                        )
+                    warm(rows, args, repo, nodes, ("no-op plan", "noop", label, tree))
             if args.only in (None, "rollout"):
-                if commands:
+                if args.commands:
                     make_lab(repo, at_intent=False)  # the rollout has work to plan
                 for label, tree in trees:
-                    rows.append(
-                        (
-                            "rollout plan",
-                            label,
-                            nodes,
-                            run_child("rollout", repo, tree, args.repeat),
-                        )
-                    )
-                    if commands:
-                        rows.append(
-                            (
-                                "$ rollout plan",
-                                label,
-                                nodes,
-                                run_command("rollout", repo, tree, args.repeat),
-                            )
-                        )
+                    warm(rows, args, repo, nodes, ("rollout plan", "rollout", label, tree))
     return rows
 
 
