@@ -325,19 +325,20 @@ class Controller:
             return  # the leader tells; a standby's notice would be told twice
         fleet = self.fleet.config.fleet
         began = datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds")
-        with self.db.transaction() as conn:
-            queue_notice(
-                self.db,
-                conn,
-                self.fleet,
-                Notice(
-                    "state_unreachable",
-                    fleet,
-                    f"the state database of fleet {fleet} could not be reached for {down:.0f} s"
-                    f" from {began}; the controller is {role} again",
-                    {"since": began, "seconds": round(down)},
-                ),
+        self._tell(
+            Notice(
+                "state_unreachable",
+                fleet,
+                f"the state database of fleet {fleet} could not be reached for {down:.0f} s"
+                f" from {began}; the controller is {role} again",
+                {"since": began, "seconds": round(down)},
             )
+        )
+
+    def _tell(self, notice: Notice) -> None:
+        """Queue one notice for the targets that want its event, in a transaction."""
+        with self.db.transaction() as conn:
+            queue_notice(self.db, conn, self.fleet, notice)
 
     def _turn(self) -> None:
         was_leader = self.status.leader
@@ -402,19 +403,15 @@ class Controller:
         fleet = self.fleet.config.fleet
         since = datetime.fromtimestamp(seen, UTC).isoformat(timespec="seconds")
         self._say(f"no replica led fleet {fleet} for {gap} s (since {since})")
-        with self.db.transaction() as conn:
-            queue_notice(
-                self.db,
-                conn,
-                self.fleet,
-                Notice(
-                    "no_leader",
-                    fleet,
-                    f"no plumb serve replica led fleet {fleet} for {gap} s (since {since});"
-                    f" {self.actor} leads now",
-                    {"since": since, "seconds": gap, "leader": self.actor},
-                ),
+        self._tell(
+            Notice(
+                "no_leader",
+                fleet,
+                f"no plumb serve replica led fleet {fleet} for {gap} s (since {since});"
+                f" {self.actor} leads now",
+                {"since": since, "seconds": gap, "leader": self.actor},
             )
+        )
 
     def _take_over(self) -> None:
         """End a lease an earlier controller left (it died mid-pass): leadership says
