@@ -28,6 +28,7 @@ from policies.views import where
 from reconciler.capabilities import DESIGN_INPUTS
 from reconciler.drivers.sonic_caps import SonicChecker
 from reconciler.drivers.sonic_hwsku import hwskus_for, known_hwsku
+from reconciler.render import firmware_bundle
 from reconciler.settings import Scalar
 
 
@@ -64,10 +65,8 @@ def _release_facts(fleet: Fleet, device: Device) -> dict[str, Scalar] | None:
     hwsku = device.hwsku or device.model
     if not known_hwsku(hwsku):
         return None  # platform.sonic-hwsku's finding
-    intent = fleet.intent[device.name]
-    chosen = intent.get("firmware", "bundle")
-    bundle = None if chosen is None else fleet.bundles.get(str(chosen.value))
-    version = None if bundle is None else bundle.components.get("nos")
+    bundle = firmware_bundle(fleet, fleet.intent[device.name])  # as the plan renders it
+    version = None if bundle is None else bundle[0].get("nos")
     if version is None:
         return None
     return {"system/model": hwsku, "system/nos_version": version}

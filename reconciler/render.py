@@ -94,7 +94,8 @@ def _entry_owner(value: Sourced[Any], index: int) -> Location:
     return value.items[index] if index < len(value.items) else value.origin
 
 
-def _firmware_bundle(fleet: Fleet, intent: DeviceIntent) -> tuple[dict[str, str], Location] | None:
+def firmware_bundle(fleet: Fleet, intent: DeviceIntent) -> tuple[dict[str, str], Location] | None:
+    """The components of the bundle a device's intent names, and where it is named."""
     chosen = intent.get("firmware", "bundle")
     if chosen is None or chosen.value is None or chosen.value not in fleet.bundles:
         return None
@@ -104,7 +105,7 @@ def _firmware_bundle(fleet: Fleet, intent: DeviceIntent) -> tuple[dict[str, str]
 def render_switch(fleet: Fleet, device: Device) -> dict[str, Owned]:
     intent = fleet.intent[device.name]
     out: dict[str, Owned] = {}
-    bundle = _firmware_bundle(fleet, intent)
+    bundle = firmware_bundle(fleet, intent)
     if bundle is not None and "nos" in bundle[0]:
         out["system/nos_version"] = Owned(bundle[0]["nos"], bundle[1])
     _render_ports(fleet, device.name, "interfaces", _PortValues(intent, ("switch_port",)), out)
@@ -200,7 +201,7 @@ def _port_paths(
 def render_host(fleet: Fleet, device: Device) -> dict[str, Owned]:
     intent = fleet.intent[device.name]
     out: dict[str, Owned] = {}
-    bundle = _firmware_bundle(fleet, intent)
+    bundle = firmware_bundle(fleet, intent)
     if bundle is not None:
         components, origin = bundle
         for component, version in sorted(components.items()):
