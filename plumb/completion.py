@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer import _click as click
 
-from plumb.app import HERE, fleet_root
+from plumb.app import CONFIG_FILE, HERE, fleet_root
 
 
 def _repo(ctx: click.Context) -> Path:
@@ -38,7 +38,7 @@ def rollout_ids(ctx: click.Context, incomplete: str) -> list[str]:
 
     try:
         root = _repo(ctx)
-        config = validate_document(load_document(root, Path("plumb.yaml")), PlumbConfig)
+        config = validate_document(load_document(root, Path(CONFIG_FILE)), PlumbConfig)
         if config.state.backend != "sqlite":
             return []  # no server is contacted to complete a word
         found = rollout_ids_of(sqlite_path(root, config))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from reconciler.state.dbfile import connect_read_only
+
 
 def rollout_ids_of(path: Path) -> list[str]:
     """The rollout ids journaled in the state file at ``path``, newest first; nothing
@@ -13,7 +15,7 @@ def rollout_ids_of(path: Path) -> list[str]:
     if not path.is_file():
         return []
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        conn = connect_read_only(path, timeout=1)
         try:
             rows = conn.execute("SELECT id FROM rollout ORDER BY created_at DESC").fetchall()
         finally:
