@@ -117,22 +117,28 @@ def _record_befores(
 def _settle(
     rt: Runtime, ctx: Context, rows: Sequence[TargetRow], seen: Mapping[str, Observation]
 ) -> None:
-    """Targets a crash or timeout left in flight: decide from what they hold now."""
+    """Targets a crash or timeout left in flight: decide from what they hold now.
+
+    ``in_flight`` means the write was sent (or about to be) and its outcome never
+    journaled: found at the intended state, that write landed and is counted here, as
+    the process that sent it could not; not observable, it stays in flight so the
+    next look can still count it. ``unknown`` targets were counted when written."""
     journal = rt.db.journal
     for row in rows:
         if row.status not in (TargetStatus.in_flight, TargetStatus.unknown):
             continue
         obs = seen[row.device]
+        uncounted = row.status is TargetStatus.in_flight
         if obs.state is None:
             journal.set_targets(
                 ctx.id,
                 [row.device],
-                TargetStatus.unknown,
+                row.status,
                 errors={row.device: f"re-observe after an interrupted write failed: {obs.error}"},
             )
         elif at(obs.state, row.intended):
             _confirm(rt, row.device)
-            journal.set_targets(ctx.id, [row.device], TargetStatus.applied)
+            journal.set_targets(ctx.id, [row.device], TargetStatus.applied, wrote=uncounted)
         else:
             journal.set_targets(ctx.id, [row.device], TargetStatus.recorded)
 

@@ -112,6 +112,8 @@ def _check(fleet: GitFleet, initial: dict[str, dict[str, object]], *, defect: bo
     else:
         assert row.status is RolloutStatus.completed, row.reason
         assert writes == dict.fromkeys(GPU_NODES, 1), "a target was written twice (or never)"
+        # the journal counts every write, also one whose outcome a kill kept it from hearing
+        assert {t.device: t.writes for t in targets} == dict.fromkeys(GPU_NODES, 1)
         assert all(firmware(running[n]) == NEW for n in GPU_NODES)
     assert verdict.ok, [str(p) for p in verdict.problems]
 
