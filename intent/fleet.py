@@ -31,7 +31,7 @@ from intent.resolve import DeviceIntent, SettingsResolver, Sourced
 from inventory.gcpause import gc_paused
 from inventory.index import CablingIndex
 from inventory.loadfile import load_document
-from inventory.locations import LinkLocations
+from inventory.locations import LinkLocations, RecordLocations
 from inventory.models import Device, Gang, InventoryFile, Link, Rack, Role
 from inventory.problems import InputError, Location, Problem
 from inventory.source import Document
@@ -47,9 +47,9 @@ M = TypeVar("M", bound=BaseModel)
 class Located:
     """Where each inventory record and catalogue entry was declared."""
 
-    devices: dict[str, Location] = field(default_factory=dict)
-    racks: dict[str, Location] = field(default_factory=dict)
-    gangs: dict[str, Location] = field(default_factory=dict)
+    devices: RecordLocations = field(default_factory=RecordLocations)
+    racks: RecordLocations = field(default_factory=RecordLocations)
+    gangs: RecordLocations = field(default_factory=RecordLocations)
     links: LinkLocations = field(default_factory=LinkLocations)
     bundles: dict[str, Location] = field(default_factory=dict)
     blocked: list[Location] = field(default_factory=list)
@@ -110,11 +110,25 @@ class _Loader:
     def read(self, relative: Path, model: type[M]) -> tuple[Document, M] | None:
         try:
             doc = load_document(self.root, relative)
-            self.where.docs[doc.path] = doc
-            return doc, validate_document(doc, model)
+            # kept without the parsed data of a bulk file: once validated, it is read
+            # again only to place a finding
+            kept = self.where.docs[doc.path] = doc.without_data()
+            return kept, validate_document(doc, model)
         except InputError as exc:
             self.problems.extend(exc.problems)
             return None
+
+    def record(
+        self, kind: str, name: str, at: tuple[Document, str, int], seen: RecordLocations
+    ) -> bool:
+        """Note where record ``name`` is declared; False (a problem) when it already is."""
+        if name in seen:
+            self.problems.append(
+                Problem(at[0].where(*at[1:]), f"{kind} {name} is already defined at {seen[name]}")
+            )
+            return False
+        seen.add(name, *at)
+        return True
 
     def unique(self, kind: str, name: str, where: Location, seen: dict[str, Location]) -> bool:
         if name in seen:
@@ -151,15 +165,15 @@ def load_fleet(root: Path) -> Fleet:
             continue
         doc, inv = read
         for i, rack in enumerate(inv.racks):
-            if loader.unique("rack", rack.name, doc.where("racks", i), where.racks):
+            if loader.record("rack", rack.name, (doc, "racks", i), where.racks):
                 racks[rack.name] = rack
         for i, device in enumerate(inv.devices):
-            if loader.unique("device", device.name, doc.where("devices", i), where.devices):
+            if loader.record("device", device.name, (doc, "devices", i), where.devices):
                 devices[device.name] = device
         links.extend(inv.links)
         where.links.extend_from(doc, len(inv.links))
         for i, gang in enumerate(inv.gangs):
-            if loader.unique("gang", gang.name, doc.where("gangs", i), where.gangs):
+            if loader.record("gang", gang.name, (doc, "gangs", i), where.gangs):
                 gangs[gang.name] = gang
     # A file that failed its schema is missing whole: checking references against the
     # rest would bury its one real error under hundreds of "no such device" lines.

@@ -3,13 +3,16 @@
 A 4,096-node fleet declares 69,632 cables; a :class:`~inventory.problems.Location`
 object for each is built at load but read only for the few a finding or a problem
 names. :class:`LinkLocations` keeps one (document, first index) pair per file and
-asks the document for a cable's line and column when someone reads it.
+asks the document for a cable's line and column when someone reads it;
+:class:`RecordLocations` does the same for racks, devices and gangs by name. A bulk
+file's location tree is then read from the parse cache only once a location in it
+is asked for.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import overload
 
 from inventory.problems import Location
@@ -50,3 +53,27 @@ class LinkLocations(Sequence[Location]):
             raise IndexError(index)
         segment = bisect.bisect_right(self._starts, index) - 1
         return self._docs[segment].where("links", index - self._starts[segment])
+
+
+class RecordLocations(Mapping[str, Location]):
+    """Where each named record (a rack, a device, a gang) was declared: ``self[name]`` is
+    the ``section[index]`` entry of the document that declares it, found when read."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, tuple[Document, str, int]] = {}
+
+    def add(self, name: str, doc: Document, section: str, index: int) -> None:
+        self._at[name] = (doc, section, index)
+
+    def __getitem__(self, name: str) -> Location:
+        doc, section, index = self._at[name]
+        return doc.where(section, index)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)

@@ -13,6 +13,9 @@ the user like the rest of their cache. Files under :data:`MIN_BYTES` are parsed 
 time (reading an entry would cost as much). A cache that cannot be read or written
 (read-only home, full disk, a damaged entry) is passed over: the file is parsed.
 The folder keeps at most :data:`MAX_ENTRIES` entries, the oldest dropped first.
+
+A document from the cache holds its data; its location tree stays in the entry until
+a location is asked for (:class:`~inventory.source.Document`).
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from inventory import source
-from inventory.source import Document
+from inventory.source import Document, LocEntry, Stored
+
+Parse = Callable[[str, bytes], Document]
 
 CACHE_ENV = "PLUMB_CACHE_DIR"
 MIN_BYTES = 64 * 1024
@@ -49,8 +55,9 @@ def cache_dir() -> Path | None:
 
 @cache
 def _salt() -> bytes:
-    """What else decides a parse: the parser's source and marshal's Python version."""
-    parser = Path(source.__file__).read_bytes()
+    """What else decides a parse: the parser's source, the entry's layout (this module)
+    and marshal's Python version."""
+    parser = Path(source.__file__).read_bytes() + Path(__file__).read_bytes()
     return hashlib.sha256(parser + sys.version.encode()).digest()
 
 
@@ -59,31 +66,63 @@ def entry_path(folder: Path, raw: bytes) -> Path:
     return folder / f"{hashlib.sha256(_salt() + raw).hexdigest()}.marshal"
 
 
-def _read(entry: Path, path: str) -> Document | None:
+_HEADER = 8
+"""An entry is the length of its data part (8 bytes, little-endian), the data, then the
+location tree: each marshalled on its own, so the tree is read only when asked for."""
+
+
+def _part(entry: Path, which: int) -> Any:
+    blob = memoryview(entry.read_bytes())
+    split = _HEADER + int.from_bytes(blob[:_HEADER], "little")
+    if len(blob) < split:
+        raise ValueError("entry is cut short")
+    return marshal.loads(blob[_HEADER:split] if which == 0 else blob[split:])
+
+
+def _stored(entry: Path, path: str, raw: bytes, parse: Parse) -> Stored:
+    """Reads the entry back; should it be gone or damaged by then, parses ``raw`` again."""
+
+    def read_back() -> tuple[Any, LocEntry]:
+        try:
+            data, locs = _part(entry, 0), _part(entry, 1)
+        except (OSError, EOFError, ValueError, TypeError):
+            data, locs = None, None
+        if not isinstance(locs, tuple) or len(locs) != 3:
+            doc = parse(path, raw)
+            return doc.data, doc.locs
+        return data, locs
+
+    return read_back
+
+
+def _read(entry: Path, path: str, raw: bytes, parse: Parse) -> Document | None:
     try:
-        loaded = marshal.loads(entry.read_bytes())
+        data = _part(entry, 0)
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[1], tuple)):
-        return None
-    return Document(path, loaded[0], loaded[1])
+    return Document(path, data, None, stored=_stored(entry, path, raw, parse))
 
 
-def _write(folder: Path, entry: Path, doc: Document) -> None:
+def _write(folder: Path, entry: Path, doc: Document) -> bool:
+    """Keep ``doc`` at ``entry``; False when the cache cannot be written."""
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        blob = marshal.dumps((doc.data, doc.locs))
+        data = marshal.dumps(doc.data)
+        locs = marshal.dumps(doc.locs)
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".entry-")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(blob)
+                out.write(len(data).to_bytes(_HEADER, "little"))
+                out.write(data)
+                out.write(locs)
             os.replace(temporary, entry)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
         _prune(folder)
     except (OSError, ValueError):
-        return  # no cache this time; the parse stands
+        return False  # no cache this time; the parse stands
+    return True
 
 
 def _prune(folder: Path) -> None:
@@ -95,7 +134,7 @@ def _prune(folder: Path) -> None:
         old.unlink(missing_ok=True)
 
 
-def parse_cached(path: str, raw: bytes, parse: Callable[[str, bytes], Document]) -> Document:
+def parse_cached(path: str, raw: bytes, parse: Parse) -> Document:
     """``parse(path, raw)``, or its earlier result for the same bytes. Problems found
     while parsing are raised every time (a file that fails is never kept)."""
     if len(raw) < MIN_BYTES:
@@ -104,9 +143,10 @@ def parse_cached(path: str, raw: bytes, parse: Callable[[str, bytes], Document])
     if folder is None:
         return parse(path, raw)
     entry = entry_path(folder, raw)
-    found = _read(entry, path)
+    found = _read(entry, path, raw, parse)
     if found is not None:
         return found
     doc = parse(path, raw)
-    _write(folder, entry, doc)
+    if _write(folder, entry, doc):  # its locations are read back from the entry when asked
+        return Document(path, doc.data, None, stored=_stored(entry, path, raw, parse))
     return doc

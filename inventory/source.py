@@ -15,7 +15,7 @@ explicit tags and multi-document files are all refused with a location.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -74,13 +74,51 @@ def _pack(line: int, col: int) -> int:
     return (line << 16) | (col if col < 0xFFFF else 0xFFFF)
 
 
+Stored = Callable[[], tuple[Any, LocEntry]]
+"""Reads a document's (data, location tree) back from where it was kept."""
+
+_ON_REQUEST: Any = object()
+"""The data of a document that left it in its store (:meth:`Document.without_data`)."""
+
+
 @dataclass(frozen=True)
 class Document:
-    """One parsed file: its repo-relative path, its data and where each value sits."""
+    """One parsed file: its repo-relative path, its data and where each value sits.
+
+    A document read from the parse cache (:mod:`inventory.parsecache`) reads its
+    location tree back from there when first asked: a clean fleet asks for few
+    locations in its bulk files, and the tree is larger than the data. A long-lived
+    holder keeps it :meth:`without_data`.
+    """
 
     path: str
-    data: Any
-    locs: LocEntry = field(repr=False)
+    held_data: Any = field(repr=False)
+    held_locs: LocEntry | None = field(repr=False)
+    stored: Stored | None = field(default=None, repr=False, compare=False, kw_only=True)
+
+    @property
+    def data(self) -> Any:
+        """The parsed data (read back from the store each time when not held)."""
+        if self.held_data is _ON_REQUEST:
+            assert self.stored is not None
+            return self.stored()[0]
+        return self.held_data
+
+    @property
+    def locs(self) -> LocEntry:
+        """The location tree: (packed position, subtree, packed key position)."""
+        if self.held_locs is None:
+            assert self.stored is not None, "a document holds its locations or a store"
+            object.__setattr__(self, "held_locs", self.stored()[1])
+        assert self.held_locs is not None
+        return self.held_locs
+
+    def without_data(self) -> Document:
+        """This document as a long-lived holder keeps it: a stored document leaves its
+        data in the store (its locations too, until asked for); any other is itself."""
+        if self.stored is None:
+            return self
+        return Document(self.path, _ON_REQUEST, self.held_locs, stored=self.stored)
 
     def where(self, *keys: Key) -> Location:
         """Location of the value at ``keys`` (or of its deepest existing ancestor)."""

@@ -118,3 +118,31 @@ def test_load_document_uses_it(folder: Path, tmp_path: Path) -> None:
         load_document(repo, Path("inventory/links.yaml"))
         load_document(repo, Path("inventory/racks.yaml"))
     assert len(list(folder.glob("*.marshal"))) == 1
+
+
+def test_a_kept_document_reads_its_locations_and_data_back(folder: Path) -> None:
+    """A document from the cache holds its data but not its location tree, read from the
+    entry when a location is asked for; kept without data, it reads the data back too.
+    Should the entry be gone by then, the bytes are parsed again."""
+    raw, parse = _bulk(2000), Counting()
+    parse_cached("l.yaml", raw, parse)
+    doc = parse_cached("l.yaml", raw, parse)
+    assert parse.calls == 1
+    assert doc.held_locs is None
+    kept = doc.without_data()
+    assert kept.held_data is not doc.held_data and kept.data == doc.data
+    assert kept.where("links", 7, "a_port").line == 9
+    assert kept.held_locs is not None and doc.held_locs is None
+    entry_path(folder, raw).unlink()
+    gone = parse_cached("l.yaml", _bulk(2000, first="leaf-002"), parse).without_data()
+    for path in folder.glob("*.marshal"):
+        path.unlink()
+    assert gone.data["links"][0]["a"] == "leaf-002"
+    assert gone.where("links", 1999, "b").line == 2001
+    assert parse.calls == 4
+
+
+def test_a_parsed_document_is_kept_without_its_tree(folder: Path) -> None:
+    """The first parse writes the entry and leaves its location tree there."""
+    doc = parse_cached("l.yaml", _bulk(2000), parse_text)
+    assert doc.held_locs is None and doc.where("links", 0).line == 2

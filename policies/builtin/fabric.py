@@ -116,6 +116,8 @@ def known_pods(fleet: Fleet) -> set[str]:
     spines = {d.pod for d in fleet.devices.values() if d.role is Role.spine}
     known = {pod for pod in leaves & spines if pod is not None}
     for doc in fleet.where.docs.values():
+        if not doc.path.startswith("intent/"):
+            continue  # only intent files set bgp (and inventory files are kept without data)
         data = doc.data
         bgp = data.get("bgp") if isinstance(data, dict) else None
         declared = bgp.get("pod_spine_asns") if isinstance(bgp, dict) else None
