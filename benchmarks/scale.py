@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/scale.py [--sizes 32 512 4096] [--only validate|plan|rollout]
                                          [--base REV] [--this REV] [--repeat N]
+                                         [--commands] [--compact-from NODES]
 
 For each size a rail-optimized fleet is generated (benchmarks/genfleet.py), then each
 measurement runs in a fresh Python process so peak memory (its VmHWM) is its own:
@@ -16,15 +17,18 @@ measurement runs in a fresh Python process so peak memory (its VmHWM) is its own
   waves within the caps, price, bake), timed without the load.
 
 Printed: seconds, CPU seconds, peak MB, the machine's load average when the
-measurement ended, and the growth ratio against the previous size beside the node
-ratio (linear scaling keeps the two close). With ``--base REV`` every measurement
+measurement ended, and the CPU growth per doubling of the fleet against the previous
+size (2.0 is linear). With ``--base REV`` every measurement
 also runs on that earlier commit (``git archive`` into a temporary folder), on the
 same generated fleet, right before this tree's: the two rows compare side by side.
 ``--repeat N`` runs each warm measure N times and keeps the run with the fewest CPU
 seconds: on a shared machine the slower runs lost time to other processes.
 ``--commands`` also times each measure as the whole ``plumb ...`` command a user runs
 (rows starting with ``$``: the process's CPU seconds from its own accounting, its
-VmHWM), beside the library path.
+VmHWM), beside the library path, ``$ validate cold`` with an empty parse cache of its
+own; then each command's figure beside its goal (:data:`GOALS`), pass or fail.
+``--compact-from NODES`` writes fleets of that size and more in the compact topology
+form (``genfleet.py --compact``).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -147,28 +152,37 @@ def _use_state(repo: Path, tree: Path) -> None:
     _state_of[repo] = mine
 
 
-def run_command(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> dict[str, float]:
+def run_command(
+    mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1, *, cold: bool = False
+) -> dict[str, float]:
     """The whole command in its own process: wall and CPU seconds (user + system) and
     peak RSS of that process, from the kernel's accounting of that child (``wait4``);
-    the run with the fewest CPU seconds of ``repeat``."""
+    the run with the fewest CPU seconds of ``repeat``. ``cold``: with a parse cache of
+    its own, empty."""
     from benchmarks.bench_rollouts import SPEC
 
     argv = [a.format(repo=repo, spec=SPEC) for a in COMMANDS[mode]]
     best: dict[str, float] | None = None
     _use_state(repo, tree)
     for _ in range(repeat):
+        env = {**os.environ, "PLUMB_ACTOR": "bench@scale"}
+        empty = tempfile.TemporaryDirectory(prefix="plumb-scale-cold-") if cold else None
+        if empty is not None:
+            env["PLUMB_CACHE_DIR"] = empty.name
         started = time.perf_counter()
         process = subprocess.Popen(
             [sys.executable, "-c", COMMAND, str(tree), *argv],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PLUMB_ACTOR": "bench@scale"},
+            env=env,
         )
         assert process.stderr is not None
         errors = process.stderr.read()
         _, status, usage = os.wait4(process.pid, 0)  # this child's own accounting
         process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - started
+        if empty is not None:
+            empty.cleanup()
         if process.returncode != 0:
             raise RuntimeError(f"plumb {' '.join(argv)}: {errors.decode()[-2000:]}")
         hwm = [line for line in errors.decode().splitlines() if "bench-vmhwm-kb" in line]
@@ -255,9 +269,11 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
         for nodes in args.sizes:
             repo = Path(tmp) / f"fleet-{nodes}"
             started = time.perf_counter()
-            summary = generate_fleet(repo, nodes)
+            compact = args.compact_from is not None and nodes >= args.compact_from
+            summary = generate_fleet(repo, nodes, compact=compact)
             print(
-                f"generated {nodes} nodes: {summary.links} links, {summary.records} records "
+                f"generated {nodes} nodes{' (compact topology)' if compact else ''}: "
+                f"{summary.links} links, {summary.records} records "
                 f"in {time.perf_counter() - started:.1f} s",
                 flush=True,
             )
@@ -265,6 +281,9 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
             if args.only in (None, "validate"):
                 for label, tree in trees:
                     rows.append(("validate cold", label, nodes, run_child("validate", repo, tree)))
+                    if args.commands:
+                        cold = run_command("validate", repo, tree, cold=True)
+                        rows.append(("$ validate cold", label, nodes, cold))
                     warm(rows, args, repo, nodes, ("validate", "validate", label, tree))
             if args.only in (None, "plan"):
                 make_lab(repo, at_intent=False)
@@ -281,16 +300,87 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
     return rows
 
 
-def print_rows(rows: list[Row]) -> None:
-    table = []
+def per_doubling(cpu: float, last_cpu: float, nodes: int, last_nodes: int) -> float:
+    """CPU growth per doubling of the fleet between two sizes: 2.0 is linear."""
+    return float((cpu / last_cpu) ** (1 / math.log2(nodes / last_nodes)))
+
+
+def growth_of(rows: list[Row]) -> dict[tuple[str, str, int], float]:
+    """Each row's CPU growth per doubling against the same measure and tree at the
+    previous size."""
+    found: dict[tuple[str, str, int], float] = {}
     previous: dict[tuple[str, str], tuple[int, float]] = {}
     for measure, label, nodes, result in rows:
-        growth, node_growth = "", ""
+        last = previous.get((measure, label))
+        if last is not None and last[1] > 0 and nodes > last[0]:
+            found[measure, label, nodes] = per_doubling(result["cpu"], last[1], nodes, last[0])
+        previous[measure, label] = (nodes, result["cpu"])
+    return found
+
+
+GOALS: tuple[tuple[str, int, str, float], ...] = (
+    ("$ validate", 4096, "cpu", 2.0),
+    ("$ validate cold", 4096, "cpu", 4.0),
+    ("$ plan", 4096, "cpu", 3.0),
+    ("$ no-op plan", 4096, "cpu", 2.5),
+    ("$ rollout plan", 4096, "cpu", 2.0),
+    ("$ validate", 4096, "peak_mb", 300),
+    ("$ validate", 16384, "cpu", 8.0),
+    ("$ validate cold", 16384, "cpu", 16.0),
+    ("$ plan", 16384, "cpu", 12.0),
+    ("$ validate", 16384, "peak_mb", 1024),
+    ("$ plan", 16384, "peak_mb", 1024),
+    ("$ validate", 16384, "doubling", 2.1),
+    ("$ validate cold", 16384, "doubling", 2.1),
+    ("$ plan", 16384, "doubling", 2.1),
+)
+"""(measure, nodes, figure, limit): each whole command's goal, a figure under its limit
+(``doubling``: CPU growth per doubling of the fleet against the previous size)."""
+
+_FIGURE = {"cpu": "CPU s", "peak_mb": "peak MB", "doubling": "CPU x per doubling"}
+
+
+def goal_rows(rows: list[Row]) -> list[tuple[str, ...]]:
+    """One line per goal measured in ``rows``: this tree's figure (and the base's) beside
+    the limit, and whether this tree meets it."""
+    growth = growth_of(rows)
+    figures: dict[tuple[str, str, int, str], float] = {}
+    for measure, label, nodes, result in rows:
+        for key in ("cpu", "peak_mb"):
+            figures[measure, label, nodes, key] = result[key]
+        if (measure, label, nodes) in growth:
+            figures[measure, label, nodes, "doubling"] = growth[measure, label, nodes]
+    out = []
+    for measure, nodes, figure, limit in GOALS:
+        this = figures.get((measure, "this", nodes, figure))
+        if this is None:
+            continue
+        base = figures.get((measure, "base", nodes, figure))
+        out.append(
+            (
+                measure.lstrip("$ "),
+                f"{nodes:,}",
+                _FIGURE[figure],
+                "" if base is None else f"{base:.2f}",
+                f"{this:.2f}",
+                f"< {limit:g}" if figure != "doubling" else f"<= {limit:g}",
+                "pass" if this < limit or (figure == "doubling" and this <= limit) else "FAIL",
+            )
+        )
+    return out
+
+
+def print_rows(rows: list[Row]) -> None:
+    table = []
+    previous: dict[tuple[str, str], int] = {}
+    growth = growth_of(rows)
+    for measure, label, nodes, result in rows:
+        growth_cell, node_growth = "", ""
         if (measure, label) in previous:
-            last_nodes, last_seconds = previous[measure, label]
-            growth = f"{result['seconds'] / last_seconds:.1f}"
-            node_growth = f"{nodes / last_nodes:.0f}"
-        previous[measure, label] = (nodes, result["seconds"])
+            node_growth = f"{nodes / previous[measure, label]:.0f}"
+        if (measure, label, nodes) in growth:
+            growth_cell = f"{growth[measure, label, nodes]:.2f}"
+        previous[measure, label] = nodes
         detail = ", ".join(
             f"{k} {v}" for k, v in result.items() if k not in ("seconds", "cpu", "peak_mb", "load")
         )
@@ -303,14 +393,25 @@ def print_rows(rows: list[Row]) -> None:
                 f"{result['cpu']:.2f}",
                 f"{result['peak_mb']:.0f}",
                 f"{result['load']:.2f}",
-                growth,
                 node_growth,
+                growth_cell,
                 detail,
             )
         )
-    numbers = ("nodes", "seconds", "CPU s", "peak MB", "load", "time x", "nodes x")
+    numbers = ("nodes", "seconds", "CPU s", "peak MB", "load", "nodes x", "CPU x per doubling")
     columns = (Column("measure"), Column("tree"), *(Column(h, "right") for h in numbers))
     print(table_text((*columns, Column("detail")), table), end="")
+    goals = goal_rows(rows)
+    if goals:
+        print("\nGoals of the whole commands (rows starting with `$`):")
+        heads = ("base", "this", "goal", "verdict")
+        columns = (
+            Column("command"),
+            Column("nodes", "right"),
+            Column("figure"),
+            *(Column(h, "right") for h in heads),
+        )
+        print(table_text(columns, goals), end="")
 
 
 def main() -> None:
@@ -333,6 +434,13 @@ def main() -> None:
         action="store_true",
         help="Also time each measure as the whole `plumb ...` command a user runs (rows"
         " starting with `$`), beside the library path.",
+    )
+    parser.add_argument(
+        "--compact-from",
+        type=int,
+        default=None,
+        help="Write fleets of this many nodes and more in the compact topology form"
+        " (one inventory/topology.yaml of rules), not one record per rack, device, cable.",
     )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
