@@ -274,7 +274,8 @@ class LinuxFrrDriver(Driver):
         """Stop the device's revert timer (``candidate`` may be None: after a timeout the
         loop confirms what it found in place)."""
         pidfile = shlex.quote(self.access(device).file("revert.pid"))
-        script = f'if [ -f {pidfile} ]; then kill -TERM -- "-$(cat {pidfile})"; rm -f {pidfile}; fi'
+        # POSIX sh's kill takes a process group as a negative pid, without "--".
+        script = f'if [ -f {pidfile} ]; then kill -TERM "-$(cat {pidfile})" && rm -f {pidfile}; fi'
         ran = self._write(device, ["sh", "-c", script])
         if ran.status != 0:
             raise ConfigRejected(device.name, f"cannot stop the revert timer: {ran.first_error()}")
