@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from intent.fleet import Fleet
-from lab.realfabric.layout import FabricLayout, Node, plan_layout, workdir
+from lab.realfabric.layout import FabricLayout, Node, fabric_dir, plan_layout, workdir
 from lab.realfabric.state import (
     DeviceEntry,
     FabricState,
@@ -90,10 +90,10 @@ def _ip(args: Sequence[str], stdin: str | None = None) -> None:
         raise RealFabricError(f"ip {' '.join(args)}: {done.stderr.strip()[:300]}")
 
 
-def _initial_state(fleet: Fleet, layout: FabricLayout, state_dir: Path) -> FabricState:
+def _initial_state(fleet: Fleet, layout: FabricLayout) -> FabricState:
     devices = {}
     for name, node in layout.nodes.items():
-        folder = workdir(state_dir, name).resolve()
+        folder = workdir(layout.prefix, name)
         devices[name] = DeviceEntry(
             node.namespace, str(folder), str(folder) if node.frr else None, dict(node.ports)
         )
@@ -149,7 +149,7 @@ def _netns_exec(namespace: str, argv: Sequence[str]) -> None:
 def _prepare_dirs(layout: FabricLayout, state: FabricState) -> None:
     for name, entry in state.devices.items():
         folder = Path(entry.workdir)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
         if not layout.nodes[name].frr:
             continue
         files = {
@@ -253,7 +253,7 @@ def bring_up(
         raise RealFabricError(reason)
     tear_down(state_dir)
     layout = plan_layout(fleet)
-    state = _initial_state(fleet, layout, state_dir)
+    state = _initial_state(fleet, layout)
     save_state(state_dir, state)  # before anything exists: `lab down` finds it all
     start = time.monotonic()
     _make_links(layout)
@@ -324,6 +324,6 @@ def tear_down(state_dir: Path) -> DownReport:
     killed = _kill(pids)
     if existing:
         _ip(["-force", "-batch", "-"], "".join(f"netns del {ns}\n" for ns in existing))
-    shutil.rmtree(state_dir / "realfabric", ignore_errors=True)
+    shutil.rmtree(fabric_dir(state.prefix), ignore_errors=True)
     state_path(state_dir).unlink(missing_ok=True)
     return DownReport(len(existing), killed)

@@ -168,6 +168,16 @@ def expected_peers(fleet: Fleet) -> dict[str, frozenset[str]]:
     return out
 
 
-def workdir(state_dir: Path, device: str) -> Path:
-    """Where a switch's FRR files live: its daemons' config, pid files, vty sockets."""
-    return state_dir / "realfabric" / device
+RUN_DIR = Path("/run/plumb/realfabric")
+
+
+def fabric_dir(prefix: str) -> Path:
+    """Where a fabric's per-device directories live: under /run (which the ``frr`` user
+    can traverse, where a state directory may not be), named by the fabric's prefix."""
+    return RUN_DIR / prefix.rstrip("-")
+
+
+def workdir(prefix: str, device: str) -> Path:
+    """Where a device's files live: FRR's config, pid files and vty sockets, and the
+    linux-frr driver's candidate, saved config and revert timer."""
+    return fabric_dir(prefix) / device

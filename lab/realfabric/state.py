@@ -72,15 +72,21 @@ def load_state(state_dir: Path) -> FabricState | None:
         raise ValueError(f"{path}: not a real-network lab state file ({exc})") from None
 
 
-def fabric_driver(state: FabricState) -> LinuxFrrDriver:
-    """The linux-frr driver over the namespaces of ``state``: switches get MTU, address
-    and BGP changes, GPU nodes MTU and address changes, each in its namespace."""
-    runner = NetnsRunner(
+def fabric_runner(state: FabricState) -> NetnsRunner:
+    """Commands in the namespaces of ``state``'s devices."""
+    return NetnsRunner(
         {name: entry.namespace for name, entry in state.devices.items()}, COMMAND_TIMEOUT
     )
+
+
+def fabric_driver(
+    state: FabricState, runner: NetnsRunner | None = None, commit_timeout: float = 60.0
+) -> LinuxFrrDriver:
+    """The linux-frr driver over the namespaces of ``state``: switches get MTU, address
+    and BGP changes, GPU nodes MTU and address changes, each in its namespace."""
 
     def access(ref: DeviceRef) -> FrrAccess:
         entry = state.devices[ref.name]
         return FrrAccess(entry.workdir, entry.vty_socket, entry.ports)
 
-    return LinuxFrrDriver(runner, access)
+    return LinuxFrrDriver(runner or fabric_runner(state), access, commit_timeout)

@@ -11,7 +11,8 @@ two implementations, each mapping its failures once, here, into
 A command's own non-zero exit status is no transport error: the caller reads it.
 Mapping of :class:`NetnsRunner`'s failures::
 
-    subprocess.TimeoutExpired                   DeviceTimeout (outcome unknown)
+    subprocess.TimeoutExpired                   DeviceTimeout (outcome unknown); the
+                                                command is killed with its children
     the namespace does not exist (any more)     DeviceUnreachable
     OSError starting ``ip`` (not installed)     DeviceUnreachable
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -95,18 +97,29 @@ class NetnsRunner:
         command = ["ip", "netns", "exec", self.namespace(device), *argv]
         wait = timeout or self.timeout
         try:
-            done = subprocess.run(
-                command, input=stdin, capture_output=True, text=True, timeout=wait, check=False
+            # A session of its own: a command that times out is killed with its children
+            # (frr-reload.py's vtysh), so nothing it started goes on writing afterwards.
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
             )
+        except OSError as exc:
+            raise DeviceUnreachable(device.name, f"cannot run ip netns exec: {exc}") from exc
+        try:
+            stdout, stderr = process.communicate(stdin, timeout=wait)
         except subprocess.TimeoutExpired as exc:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
             raise DeviceTimeout(
                 device.name, f"no answer within {wait:.0f} s to {shlex.join(argv)[:60]!r}"
             ) from exc
-        except OSError as exc:
-            raise DeviceUnreachable(device.name, f"cannot run ip netns exec: {exc}") from exc
-        if done.returncode == 255 and "Cannot open network namespace" in done.stderr:
-            raise DeviceUnreachable(device.name, done.stderr.strip()[:200])
-        return Ran(done.stdout, done.stderr, done.returncode)
+        if process.returncode == 255 and "Cannot open network namespace" in stderr:
+            raise DeviceUnreachable(device.name, stderr.strip()[:200])
+        return Ran(stdout, stderr, process.returncode)
 
     def close(self) -> None:
         return None
