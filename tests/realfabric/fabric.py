@@ -47,8 +47,10 @@ def require_real_lab() -> None:
 
 
 def build_fabric(root: Path, nodes: int = 4) -> Fabric:
-    """A generated fleet under ``root`` with its real-network lab up and BGP converged."""
-    generate_fleet(root, nodes)
+    """A generated fleet under ``root`` (``nodes`` 0: the fleet already there) with its
+    real-network lab up and BGP converged."""
+    if nodes:
+        generate_fleet(root, nodes)
     fleet = load_fleet(root)
     state_dir = root / fleet.config.state_dir
     bring_up(fleet, state_dir)
