@@ -31,6 +31,7 @@ CONNECTION: dict[Platform, dict[str, str]] = {
     },
     Platform.sonic: {"ansible_connection": "ssh"},
     Platform.linux: {"ansible_connection": "ssh"},
+    Platform.linux_frr: {"ansible_connection": "ssh"},
 }
 
 _NOT_IN_GROUP_NAME = re.compile(r"[^A-Za-z0-9_]")

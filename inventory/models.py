@@ -36,6 +36,7 @@ class Platform(StrEnum):
     eos = "eos"
     sonic = "sonic"
     linux = "linux"
+    linux_frr = "linux-frr"  # a whitebox switch running Linux + FRR
 
 
 class LinkClass(StrEnum):

@@ -20,7 +20,22 @@ if TYPE_CHECKING:
 
 
 def driver(context: TargetContext, rule: DriverRule) -> Driver:
-    """The ``lab`` driver of a fleet whose lab was made by ``plumb lab init``."""
+    """The ``lab`` driver of a fleet whose lab was made by ``plumb lab init``; while a
+    real-network lab is up (``plumb lab init --real``), the linux-frr driver over its
+    namespaces."""
+    from lab.realfabric.state import fabric_driver, load_state
+
+    try:
+        real = load_state(context.state_dir)
+    except ValueError as exc:
+        raise TargetError(str(exc)) from None
+    if real is not None:
+        if not real.complete:
+            raise TargetError(
+                f"the real-network lab is incomplete: run `plumb lab down {context.root}`, "
+                "then `plumb lab init --real` again"
+            )
+        return fabric_driver(real)
     path = context.state_dir / LAB_DB
     if not path.is_file():  # opening the store would create an empty lab here
         raise TargetError(

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from intent.fleet import Fleet
 from inventory.index import Endpoint
 from lab.driver import create_lab, miscable
 from lab.fleet import Fault, FaultKind, lab_db_path, states_from_snapshot
@@ -50,9 +51,19 @@ def lab_init(
     from_snapshot: Annotated[
         Path | None, typer.Option(help="Start from a `plumb snapshot` file of real device facts.")
     ] = None,
+    real: Annotated[
+        bool,
+        typer.Option(
+            help="Build the fabric from network namespaces, FRR and veths instead (root; "
+            "docs/lab.md)."
+        ),
+    ] = False,
 ) -> None:
     """Create (or recreate) the lab fleet from the inventory."""
     fleet = load_or_exit(path)
+    if real:
+        _init_real(fleet)
+        return
     store = LabStore(lab_db_path(fleet))
     keep_out_of_git(lab_db_path(fleet).parent)
     try:
@@ -79,6 +90,53 @@ def lab_init(
         )
     finally:
         store.close()
+
+
+def _state_dir(fleet: Fleet) -> Path:
+    return fleet.root / fleet.config.state_dir
+
+
+def _init_real(fleet: Fleet) -> None:
+    """``lab init --real``: the fabric in namespaces, BGP up, the figures printed."""
+    from lab.realfabric.build import RealFabricError, bring_up
+    from lab.realfabric.layout import expected_peers
+    from lab.realfabric.probes import wait_for_bgp
+    from lab.realfabric.state import load_state
+
+    state_dir = _state_dir(fleet)
+    keep_out_of_git(state_dir)
+    try:
+        report = bring_up(fleet, state_dir, typer.echo)
+    except RealFabricError as exc:
+        raise fail(f"lab init --real: {exc} (`plumb lab down` removes what was made)") from None
+    state = load_state(state_dir)
+    assert state is not None
+    bgp = wait_for_bgp(state, expected_peers(fleet))
+    typer.echo(
+        f"real lab {fleet.config.fleet}: {report.namespaces} namespaces, {report.veths} veths, "
+        f"{report.daemons} FRR daemons; BGP configured in {report.bgp_s:.1f} s, "
+        f"{bgp.sessions_established()} session ends Established "
+        f"{'with routes ' if bgp.converged else ''}{bgp.elapsed_s:.1f} s later"
+    )
+    if not bgp.converged:
+        late = [d.device for d in bgp.devices.values() if not d.converged]
+        raise fail(f"BGP did not converge on {len(late)} switch(es): {', '.join(late[:5])}")
+
+
+@lab_app.command("down")
+def lab_down(path: PathArg = Path(".")) -> None:
+    """Remove the real-network lab: its FRR daemons, namespaces, veths and files."""
+    from lab.realfabric.build import tear_down
+
+    fleet = load_or_exit(path)
+    try:
+        report = tear_down(_state_dir(fleet))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(
+        f"real lab {fleet.config.fleet}: removed {report.namespaces} namespaces, stopped "
+        f"{report.processes} processes"
+    )
 
 
 def _device_or_repo(device: str | None, path: Path) -> tuple[str | None, Path]:

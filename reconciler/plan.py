@@ -21,7 +21,7 @@ from intent.fleet import Fleet
 from intent.models import ExternalOwner
 from inventory.gcpause import gc_paused
 from inventory.problems import Location
-from reconciler.capabilities import DESIGN_INPUTS, RULES
+from reconciler.capabilities import DESIGN_INPUTS, RULES, running_platform
 from reconciler.order import Step, UnsafePlan, order_changes, prove_order, unprovable_links
 from reconciler.render import DesiredFleet
 from reconciler.settings import Change, Owned, Scalar, State, diff
@@ -160,6 +160,7 @@ def plan_device(
     conflicts: list[Conflict] = []
     held: list[Held] = []
     refused: list[Inexpressible] = []
+    platform = running_platform(platform, observed)
     prepare = RULES.get(platform)
     rule = None if prepare is None else prepare(observed)
     design = DESIGN_INPUTS.get(platform, frozenset())

@@ -135,6 +135,7 @@ def fabric_ends_equal(fleet: Fleet) -> Iterator[Finding]:
 PORT_MTU_RANGE: dict[Platform, tuple[int, int]] = {
     Platform.eos: (68, 9214),  # interface `mtu`: the L3 MTU, 68-9214
     Platform.sonic: (68, 9216),  # config_db PORT `mtu` (sonic-port YANG)
+    Platform.linux_frr: (68, 9216),  # the switch ASIC's jumbo limit, as on SONiC
 }
 """The switch port MTUs each switch platform accepts."""
 

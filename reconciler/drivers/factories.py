@@ -1,5 +1,5 @@
 """plumb's own device drivers as ``plumb.drivers`` entry points (pyproject.toml):
-``eos`` and ``sonic`` over SSH, ``ansible`` for GPU nodes. Each factory imports its
+``eos``, ``sonic`` and ``linux-frr`` over SSH, ``ansible`` for GPU nodes. Each factory imports its
 driver (and so its client library) only when a rule uses it."""
 
 from __future__ import annotations
@@ -41,3 +41,33 @@ def sonic(context: TargetContext, rule: DriverRule) -> Driver:
     from reconciler.drivers.netmiko_sonic import SonicDriver
 
     return SonicDriver(*_switch_options(context, rule))
+
+
+FRR_OPTIONS: dict[str, str] = {"workdir": "/var/lib/plumb", "vty_socket": "", "frr_reload": ""}
+"""linux-frr's own rule options (the rest are the SSH switch options): where plumb keeps
+its candidate, saved config and revert timer on the switch, vtysh's socket directory
+("" = FRR's default), and frr-reload.py's path ("" = Debian's)."""
+
+
+def linux_frr(context: TargetContext, rule: DriverRule) -> Driver:
+    from reconciler.drivers.linux_exec import SshRunner
+    from reconciler.drivers.linux_frr import FRR_RELOAD, FrrAccess, LinuxFrrDriver
+    from reconciler.drivers.ssh_exec import ExecPool
+
+    own = {k: v for k, v in rule.options.items() if k in FRR_OPTIONS}
+    for key, value in own.items():
+        if not isinstance(value, str):
+            raise TargetError(f"driver linux-frr: option {key} must be text")
+    ssh = rule.model_copy(
+        update={"options": {k: v for k, v in rule.options.items() if k not in FRR_OPTIONS}}
+    )
+    options, credentials = _switch_options(context, ssh)
+    values = {**FRR_OPTIONS, **own}
+    access = FrrAccess(
+        str(values["workdir"]),
+        str(values["vty_socket"]) or None,
+        frr_reload=str(values["frr_reload"]) or FRR_RELOAD,
+    )
+    return LinuxFrrDriver(
+        SshRunner(ExecPool(options, credentials)), lambda ref: access, options.commit_timeout
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conformance.frr_harness import frr_harness
 from tests.conformance.harness import Harness, lab_harness
 from tests.conformance.host_harness import ansible_harness
 from tests.conformance.switch_harness import eos_harness, sonic_harness
@@ -20,6 +21,7 @@ HARNESSES: dict[str, Callable[[Path], AbstractContextManager[Harness]]] = {
     "ansible": ansible_harness,
     "eos": eos_harness,
     "sonic": sonic_harness,
+    "linux-frr": frr_harness,
 }
 
 

@@ -1,0 +1,183 @@
+"""The real-network lab's layout (pure): what ``plumb lab init --real`` makes for a fleet.
+
+Namespace names are ``<prefix><device>``, the prefix derived from the fleet's name and
+state directory so two fabrics on one host never clash. Linux interface names hold at
+most 15 characters and no ``/``: a port name that is not one maps deterministically to
+``<first characters>-<hash>`` (:func:`ifname`), and the map is recorded in the state file.
+Cable MTUs and addresses are the rendered intent (``interfaces/<port>/mtu``,
+``nics/<nic>/address``...), so the lab starts at the fleet's intended port settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from intent.fleet import Fleet
+from inventory.models import BGP_ROLES, Role
+from reconciler.render import render_device
+from reconciler.settings import Scalar, as_desired_state
+
+IFNAME_MAX = 15
+_IFNAME_OK = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+DEFAULT_MTU = 1500
+
+
+def ifname(port: str) -> str:
+    """The Linux interface name of ``port``: the port name itself when Linux accepts it,
+    else its first characters and a hash of the whole (stable across runs)."""
+    if _IFNAME_OK.match(port):
+        return port
+    digest = hashlib.sha256(port.encode()).hexdigest()[:5]
+    stem = re.sub(r"[^A-Za-z0-9]", "", port)[: IFNAME_MAX - 6]
+    return f"{stem}-{digest}"
+
+
+def fabric_prefix(fleet: Fleet) -> str:
+    """The namespace prefix of this fleet's fabric (short, per fleet and state dir)."""
+    where = str((fleet.root / fleet.config.state_dir).resolve())
+    digest = hashlib.sha256(f"{fleet.config.fleet}\0{where}".encode()).hexdigest()[:6]
+    return f"plumb-{digest}-"
+
+
+@dataclass(frozen=True)
+class Veth:
+    """One cable: a veth pair between two namespaces, each end at its port's MTU."""
+
+    a_device: str
+    a_ifname: str
+    a_mtu: int
+    b_device: str
+    b_ifname: str
+    b_mtu: int
+
+
+@dataclass(frozen=True)
+class Node:
+    """One device of the fabric."""
+
+    name: str
+    namespace: str
+    frr: bool  # runs zebra + bgpd
+    host: bool  # a GPU node
+    ports: dict[str, str]  # inventory port -> Linux interface name
+    addresses: dict[str, str]  # Linux interface name -> a.b.c.d/len
+    loopback: str | None = None  # the router id, as a /32 on lo
+    default_via: str | None = None  # a host's default gateway (its first NIC's leaf)
+
+
+@dataclass(frozen=True)
+class FabricLayout:
+    prefix: str
+    nodes: dict[str, Node]
+    veths: list[Veth]
+    base_configs: dict[str, str] = field(default_factory=dict)  # device -> bgpd.conf
+
+    def namespaces(self) -> list[str]:
+        return [node.namespace for node in self.nodes.values()]
+
+
+def _port_mtu(state: dict[str, Scalar], kind: str, port: str) -> int:
+    value = state.get(f"{kind}/{port}/mtu")
+    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_MTU
+
+
+def base_config(name: str, asn: int, filters: list[str]) -> str:
+    """A switch's startup bgpd configuration: what a site's provisioning gives it before
+    plumb manages router id, ECMP width and sessions (the linux-frr driver keeps these
+    lines). Short timers so a fabric converges in seconds; connected routes (the
+    loopback, the cables' /31s) announced; every inbound filter the fleet names exists
+    and permits, so sessions carry routes."""
+    lines = [f"hostname {name}", f"router bgp {asn}", " no bgp ebgp-requires-policy"]
+    lines += [" timers bgp 3 9", " bgp bestpath as-path multipath-relax"]
+    lines += [" address-family ipv4 unicast", "  redistribute connected"]
+    lines += [" exit-address-family", "exit"]
+    for name_ in filters:
+        lines += [f"route-map {name_} permit 10", "exit"]
+    return "\n".join(lines) + "\n"
+
+
+def plan_layout(fleet: Fleet) -> FabricLayout:
+    """Namespaces, veths, addresses and base configs for ``fleet``."""
+    prefix = fabric_prefix(fleet)
+    cabling = fleet.cabling
+    states = {name: as_desired_state(render_device(fleet, name)) for name in fleet.devices}
+    filters = sorted(
+        {
+            str(v)
+            for state in states.values()
+            for p, v in state.items()
+            if p.endswith("/inbound_filter") and v
+        }
+    )
+    nodes: dict[str, Node] = {}
+    base: dict[str, str] = {}
+    for name, device in fleet.devices.items():
+        host = device.role is Role.gpu_node
+        kind = "nics" if host else "interfaces"
+        state = states[name]
+        ports = {port: ifname(port) for port in cabling.ends(name)}
+        addresses = {
+            ports[port]: str(state[f"{kind}/{port}/address"])
+            for port in ports
+            if state.get(f"{kind}/{port}/address")
+        }
+        frr = device.role in BGP_ROLES and isinstance(state.get("bgp/asn"), int)
+        router_id = state.get("bgp/router_id")
+        loopback = f"{router_id}/32" if router_id else None
+        gateway = None
+        if host and ports:
+            first = next(iter(cabling.ends(name).values()))
+            peer_address = fleet.addresses.text_at(first ^ 1)
+            gateway = peer_address.split("/")[0] if peer_address else None
+        nodes[name] = Node(name, f"{prefix}{name}", frr, host, ports, addresses, loopback, gateway)
+        if frr:
+            base[name] = base_config(name, int(str(state["bgp/asn"])), filters)
+    veths: list[Veth] = []
+    for index in range(len(cabling.links)):
+        a, b = 2 * index, 2 * index + 1
+        a_dev, b_dev = cabling.end_device[a], cabling.end_device[b]
+        if a_dev not in nodes or b_dev not in nodes:
+            continue
+        a_port, b_port = cabling.end_port[a], cabling.end_port[b]
+        a_kind = "nics" if nodes[a_dev].host else "interfaces"
+        b_kind = "nics" if nodes[b_dev].host else "interfaces"
+        veths.append(
+            Veth(
+                a_dev,
+                nodes[a_dev].ports[a_port],
+                _port_mtu(states[a_dev], a_kind, a_port),
+                b_dev,
+                nodes[b_dev].ports[b_port],
+                _port_mtu(states[b_dev], b_kind, b_port),
+            )
+        )
+    return FabricLayout(prefix, nodes, veths, base)
+
+
+def expected_peers(fleet: Fleet) -> dict[str, frozenset[str]]:
+    """Each BGP switch's intended neighbours (peer addresses), from the rendered intent."""
+    out: dict[str, frozenset[str]] = {}
+    for name, device in fleet.devices.items():
+        if device.role not in BGP_ROLES:
+            continue
+        state = render_device(fleet, name)
+        out[name] = frozenset(p.split("/")[2] for p in state if p.startswith("bgp/neighbors/"))
+    return out
+
+
+RUN_DIR = Path("/run/plumb/realfabric")
+
+
+def fabric_dir(prefix: str) -> Path:
+    """Where a fabric's per-device directories live: under /run (which the ``frr`` user
+    can traverse, where a state directory may not be), named by the fabric's prefix."""
+    return RUN_DIR / prefix.rstrip("-")
+
+
+def workdir(prefix: str, device: str) -> Path:
+    """Where a device's files live: FRR's config, pid files and vty sockets, and the
+    linux-frr driver's candidate, saved config and revert timer."""
+    return fabric_dir(prefix) / device

@@ -1,0 +1,298 @@
+"""The linux-frr driver: a switch that is Linux + FRR (a whitebox switch, SONiC's or
+Cumulus's shape, a switch of the real-network lab), and, without FRR, a GPU node of
+the real-network lab (a network namespace with its NICs).
+
+Commands go through a :class:`~reconciler.drivers.linux_exec.Runner` (a network
+namespace on this host, or SSH). The driver contract (:mod:`reconciler.drivers.base`):
+
+* **observe**: ports from ``ip -j -d link show`` / ``ip -j -4 address show``
+  (:mod:`.linux_links`), BGP from ``vtysh -c 'show version' -c 'show running-config'``
+  (:mod:`.linux_frr_config`), and the facts the platform's rule reads
+  (``system/platform``, ``system/qdisc_red``; :mod:`.linux_frr_caps`);
+* **stage**: the ``ip -batch`` lines for MTU and address changes, and the whole
+  candidate configuration (running config with the ``router bgp`` block re-rendered)
+  written to ``<workdir>/candidate.conf`` on the device;
+* **compare**: ``frr-reload.py --test`` checks the candidate (a line FRR does not
+  accept is ``ConfigRejected``), and the changes are read back from the candidate;
+* **commit**: save the running config and the ports' old values in the workdir, arm the
+  revert timer when ``confirm_within`` is given (a detached ``sleep N; restore``
+  process on the device, its process group in ``<workdir>/revert.pid``), apply the
+  ports, then ``frr-reload.py --reload`` the candidate; if either step fails, the saved
+  state is restored at once and the change is ``ConfigRejected``;
+* **confirm**: kill the revert timer's process group.
+
+Errors: the runners map transport failures (timeouts are ``DeviceTimeout``, a missing
+namespace or SSH host ``DeviceUnreachable``); a command that reads and exits non-zero
+is ``DeviceUnreachable`` (its daemon does not answer), one that writes and exits
+non-zero is ``ConfigRejected``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from reconciler.drivers.base import DeviceRef, Driver
+from reconciler.drivers.linux_exec import Ran, Runner
+from reconciler.drivers.linux_frr_caps import LINUX_FRR, LINUX_NETNS, LinuxFrrChecker
+from reconciler.drivers.linux_frr_config import (
+    ConfigError,
+    bgp_state,
+    candidate,
+    config_body,
+    multipath_default,
+)
+from reconciler.drivers.linux_links import batch_lines, port_field, ports_state
+from reconciler.errors import ConfigRejected, DeviceUnreachable
+from reconciler.settings import Change, Scalar, apply_changes
+
+FRR_RELOAD = "/usr/lib/frr/frr-reload.py"  # Debian: package frr-pythontools
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+BGP_ROLES = ("leaf", "spine", "super-spine")  # inventory.models.BGP_ROLES, by value
+RED_PROBE = (
+    "if zcat /proc/config.gz 2>/dev/null | grep -q '^CONFIG_NET_SCH_RED=[ym]' || "
+    'grep -qs "/sch_red.ko" "/lib/modules/$(uname -r)/modules.builtin" '
+    '"/lib/modules/$(uname -r)/modules.dep"; then echo yes; else echo no; fi'
+)
+
+
+@dataclass(frozen=True)
+class FrrAccess:
+    """Where one device keeps what the driver needs."""
+
+    workdir: str  # plumb's candidate, saved config and revert timer (exists, root only)
+    vty_socket: str | None = None  # vtysh --vty_socket; FRR's own default when None
+    ports: Mapping[str, str] = field(default_factory=dict)  # port -> Linux name
+    frr_reload: str = FRR_RELOAD
+
+    def vtysh(self) -> list[str]:
+        return ["vtysh"] if self.vty_socket is None else ["vtysh", "--vty_socket", self.vty_socket]
+
+    def reload(self, mode: str, config: str) -> list[str]:
+        argv = ["python3", self.frr_reload, mode, "--bindir", "/usr/bin"]
+        argv += ["--confdir", self.workdir, "--rundir", self.workdir, "--daemon", "bgpd"]
+        if self.vty_socket is not None:
+            argv += ["--vty_socket", self.vty_socket]
+        return [*argv, config]
+
+    def file(self, name: str) -> str:
+        return f"{self.workdir.rstrip('/')}/{name}"
+
+
+AccessOf = Callable[[DeviceRef], FrrAccess]
+
+
+@dataclass
+class FrrCandidate:
+    device: str
+    changes: tuple[Change, ...]
+    before: dict[str, Scalar]
+    running: str  # the running config the candidate was made from
+    config: str | None  # the candidate config (None: no BGP change)
+    port_lines: list[str]
+    multipath: int | None = None  # the build's ECMP width: maximum-paths' default
+    discarded: bool = False
+
+
+def _host(ref: DeviceRef) -> bool:
+    return ref.role == "gpu-node"
+
+
+def _kind(ref: DeviceRef) -> str:
+    return "nics" if _host(ref) else "interfaces"
+
+
+def _is_bgp(path: str) -> bool:
+    return path.startswith("bgp/")
+
+
+class LinuxFrrDriver(Driver):
+    name = "linux-frr"
+
+    def __init__(self, runner: Runner, access: AccessOf, commit_timeout: float = 60.0) -> None:
+        self.runner = runner
+        self.access = access
+        self.commit_timeout = commit_timeout
+        self._red: dict[str, str] = {}  # the kernel's qdiscs change only with a reboot
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _read(self, ref: DeviceRef, argv: Sequence[str]) -> str:
+        ran = self.runner.run(ref, argv)
+        if ran.status != 0:
+            raise DeviceUnreachable(ref.name, f"{shlex.join(argv)[:60]}: {ran.first_error()}")
+        return ran.stdout
+
+    def _frr(self, ref: DeviceRef, access: FrrAccess) -> tuple[str, int | None]:
+        """The running config and the build's ECMP width."""
+        text = self._read(ref, [*access.vtysh(), "-c", "show version", "-c", "show running-config"])
+        version, _, running = text.partition("Building configuration...")
+        return "\n".join(config_body(running)) + "\n", multipath_default(version)
+
+    def observe(self, device: DeviceRef) -> dict[str, Scalar]:
+        access = self.access(device)
+        links = self._read(device, ["ip", "-j", "-d", "link", "show"])
+        addresses = self._read(device, ["ip", "-j", "-4", "address", "show"])
+        port_of = {name: port for port, name in access.ports.items()}
+        try:
+            state = ports_state(links, addresses, _kind(device), port_of)
+        except (ValueError, KeyError) as exc:
+            raise DeviceUnreachable(device.name, f"unreadable iproute2 output: {exc}") from None
+        if _host(device):
+            state["system/platform"] = LINUX_NETNS
+            return state
+        state["system/platform"] = LINUX_FRR
+        if device.name not in self._red:
+            self._red[device.name] = self._read(device, ["sh", "-c", RED_PROBE]).strip()
+        state["system/qdisc_red"] = self._red[device.name]
+        if device.role in BGP_ROLES:
+            running, multipath = self._frr(device, access)
+            try:
+                state.update(bgp_state(running, multipath))
+            except ConfigError as exc:
+                raise DeviceUnreachable(device.name, f"unreadable running config: {exc}") from None
+        return state
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _write(self, ref: DeviceRef, argv: Sequence[str], stdin: str | None = None) -> Ran:
+        return self.runner.run(ref, argv, stdin=stdin, timeout=self.commit_timeout, write=True)
+
+    def _put(self, ref: DeviceRef, path: str, text: str) -> None:
+        ran = self.runner.run(ref, ["sh", "-c", 'umask 077 && cat > "$1"', "sh", path], stdin=text)
+        if ran.status != 0:
+            raise ConfigRejected(ref.name, f"cannot write {path}: {ran.first_error()}")
+
+    def stage(self, device: DeviceRef, changes: Sequence[Change]) -> FrrCandidate:
+        before = self.observe(device)
+        refuses = LinuxFrrChecker(before) if not _host(device) else None
+        kind = _kind(device)
+        for change in changes:
+            if port_field(change.path, kind) is not None:
+                self._check_port(device, change, before)
+            elif not (_is_bgp(change.path) and device.role in BGP_ROLES):
+                reason = (refuses(change.path) if refuses is not None else None) or "no setting"
+                raise ConfigRejected(device.name, f"linux-frr cannot write {change.path}: {reason}")
+        access = self.access(device)
+        lines = batch_lines(changes, kind, access.ports)
+        bgp = [c for c in changes if _is_bgp(c.path)]
+        running, config, multipath = "", None, None
+        if bgp:
+            running, multipath = self._frr(device, access)
+            now = {p: v for p, v in before.items() if _is_bgp(p)}
+            try:
+                config = candidate(running, apply_changes(now, bgp))
+            except ConfigError as exc:
+                raise ConfigRejected(device.name, str(exc)) from None
+            self._put(device, access.file("candidate.conf"), config)
+        return FrrCandidate(device.name, tuple(changes), before, running, config, lines, multipath)
+
+    @staticmethod
+    def _check_port(ref: DeviceRef, change: Change, before: Mapping[str, Scalar]) -> None:
+        port, name = change.path.split("/")[1], change.path.rsplit("/", 1)[1]
+        if f"{change.path.rsplit('/', 1)[0]}/mtu" not in before:
+            raise ConfigRejected(ref.name, f"{port}: no such interface")
+        if name == "mtu" and not (isinstance(change.after, int) and change.after > 0):
+            raise ConfigRejected(ref.name, f"{change.path}: {change.after!r} is no MTU")
+
+    def _candidate(self, device: DeviceRef, candidate: object) -> FrrCandidate:
+        if not isinstance(candidate, FrrCandidate) or candidate.device != device.name:
+            raise TypeError(f"{device.name}: not a linux-frr candidate of this device")
+        if candidate.discarded:
+            raise ValueError(f"{device.name}: the candidate was discarded")
+        return candidate
+
+    def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
+        staged = self._candidate(device, candidate)
+        out = [c for c in staged.changes if not _is_bgp(c.path)]
+        if staged.config is None:
+            return out
+        access = self.access(device)
+        ran = self.runner.run(device, access.reload("--test", access.file("candidate.conf")))
+        if ran.status != 0:
+            raise ConfigRejected(device.name, f"FRR refuses the candidate: {_reload_error(ran)}")
+        would = bgp_state(staged.config, staged.multipath)
+        now = {p: v for p, v in staged.before.items() if _is_bgp(p)}
+        for path in sorted(set(now) | set(would)):
+            if now.get(path) != would.get(path):
+                out.append(Change(path, now.get(path), would.get(path)))
+        return out
+
+    def commit(self, device: DeviceRef, candidate: object, confirm_within: float | None) -> None:
+        staged = self._candidate(device, candidate)
+        access = self.access(device)
+        restore = self._save(device, access, staged)
+        if confirm_within is not None:
+            self._arm(device, access, restore, confirm_within)
+        if staged.port_lines:
+            ran = self._write(device, ["ip", "-batch", "-"], "\n".join(staged.port_lines) + "\n")
+            if ran.status != 0:
+                self._restore(device, restore)
+                raise ConfigRejected(device.name, f"ip refused a port change: {ran.first_error()}")
+        if staged.config is not None:
+            ran = self._write(device, access.reload("--reload", access.file("candidate.conf")))
+            if ran.status != 0:
+                self._restore(device, restore)
+                raise ConfigRejected(device.name, f"FRR refused the change: {_reload_error(ran)}")
+
+    def _save(self, ref: DeviceRef, access: FrrAccess, staged: FrrCandidate) -> str:
+        """Save what the commit replaces; returns the shell commands that restore it."""
+        kind = _kind(ref)
+        back = [
+            Change(c.path, c.after, staged.before.get(c.path))
+            for c in staged.changes
+            if port_field(c.path, kind) is not None
+        ]
+        steps = []
+        lines = batch_lines(back, kind, access.ports)
+        if lines:
+            self._put(ref, access.file("revert.ip"), "\n".join(lines) + "\n")
+            steps.append(f"ip -force -batch {shlex.quote(access.file('revert.ip'))}")
+        if staged.config is not None:
+            self._put(ref, access.file("before.conf"), staged.running)
+            steps.append(shlex.join(access.reload("--reload", access.file("before.conf"))))
+        return "; ".join(steps) or "true"
+
+    def _restore(self, ref: DeviceRef, restore: str) -> None:
+        self._write(ref, ["sh", "-c", restore])
+
+    def _arm(self, ref: DeviceRef, access: FrrAccess, restore: str, seconds: float) -> None:
+        """Start the revert timer: a process group of its own on the device, detached
+        from this one, that restores the saved state unless confirm kills it first."""
+        pidfile = shlex.quote(access.file("revert.pid"))
+        timer = f"sleep {seconds:.3f}; {restore}; rm -f {pidfile}"
+        script = (
+            f"setsid sh -c {shlex.quote(timer)} </dev/null >/dev/null 2>&1 & echo $! > {pidfile}"
+        )
+        ran = self._write(ref, ["sh", "-c", script])
+        if ran.status != 0:
+            raise ConfigRejected(ref.name, f"cannot start the revert timer: {ran.first_error()}")
+
+    def confirm(self, device: DeviceRef, candidate: object) -> None:
+        """Stop the device's revert timer (``candidate`` may be None: after a timeout the
+        loop confirms what it found in place)."""
+        pidfile = shlex.quote(self.access(device).file("revert.pid"))
+        # POSIX sh's kill takes a process group as a negative pid, without "--".
+        script = f'if [ -f {pidfile} ]; then kill -TERM "-$(cat {pidfile})" && rm -f {pidfile}; fi'
+        ran = self._write(device, ["sh", "-c", script])
+        if ran.status != 0:
+            raise ConfigRejected(device.name, f"cannot stop the revert timer: {ran.first_error()}")
+
+    def discard(self, device: DeviceRef, candidate: object) -> None:
+        if isinstance(candidate, FrrCandidate):
+            candidate.discarded = True
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def _reload_error(ran: Ran) -> str:
+    """The line of frr-reload.py's output that says what FRR refused."""
+    lines = [_ANSI.sub("", line).strip() for line in (ran.stderr + "\n" + ran.stdout).splitlines()]
+    for marker in ("% ", "ERROR", "failed"):
+        for line in lines:
+            if marker in line:
+                return line[:300]
+    return ran.first_error()

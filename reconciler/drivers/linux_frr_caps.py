@@ -1,0 +1,91 @@
+"""Setting paths a Linux + FRR switch, and a namespaced lab host, cannot express (pure);
+see :mod:`reconciler.capabilities`. The linux-frr driver reports which of the two a
+device is as ``system/platform`` and the facts the rules read:
+
+* ECN thresholds are the kernel's RED qdisc with ECN marking on the RoCE class; a
+  kernel built without ``sch_red`` (``system/qdisc_red`` = ``"no"``) has no way to
+  mark, and plumb does not pretend. plumb writes no RED qdisc yet on a kernel that has
+  one, so ECN stays refused there too, with that reason.
+* PFC is set through DCB (``dcb pfc``) on ports whose NIC has it; a veth or a port that
+  answers no DCB query (no ``interfaces/<port>/pfc_priorities`` observed) cannot take it.
+* The DSCP-to-priority map and the NOS version are not written on this platform; PFC
+  pause and headroom thresholds are what the ASIC's buffer manager derives (design
+  inputs, as on EOS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reconciler.settings import Scalar
+
+LINUX_FRR = "linux-frr"
+LINUX_NETNS = "linux-netns"
+
+_DESIGN = {
+    "qos/pfc_headroom_kb": (
+        "Linux has no PFC headroom setting: the switch ASIC's buffer manager sizes it; the "
+        "value stays a design input of the headroom policy"
+    ),
+    "qos/pfc_xoff_kb": (
+        "Linux has no PFC pause (xoff) threshold setting: the value stays a design input of "
+        "the ECN-below-Xoff policy"
+    ),
+}
+DESIGN_INPUTS = tuple(_DESIGN)
+
+NO_RED = (
+    "this kernel has no RED qdisc (sch_red): ECN marking cannot be configured on this "
+    "device, so the thresholds are never written"
+)
+RED_NOT_WRITTEN = "plumb writes no RED qdisc on linux-frr: ECN thresholds are reported only"
+
+
+class LinuxFrrChecker:
+    """Why one linux-frr switch (as observed) cannot take a path, or None."""
+
+    def __init__(self, observed: Mapping[str, Scalar]) -> None:
+        self.observed = observed
+
+    def __call__(self, path: str) -> str | None:
+        parts = path.split("/")
+        match parts:
+            case ["interfaces", port, "pfc_priorities"]:
+                if path in self.observed:
+                    return None
+                kind = self.observed.get(f"interfaces/{port}/link_kind") or "a port"
+                return f"{port} ({kind}) has no DCB: PFC cannot be set on it"
+            case ["qos", "ecn", _, _]:
+                return RED_NOT_WRITTEN if self.observed.get("system/qdisc_red") == "yes" else NO_RED
+            case ["qos", "dscp", _]:
+                return "plumb writes no DSCP-to-priority map on linux-frr"
+            case ["system", "nos_version"]:
+                return (
+                    "linux-frr runs distribution packages: plumb installs no NOS image there "
+                    "(system/frr_version reports what runs)"
+                )
+            case ["bgp", "neighbors", peer, _] if not _is_ipv4(peer):
+                return "interface (unnumbered) BGP neighbours are reported, never written"
+        return _DESIGN.get(path)
+
+
+def _is_ipv4(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 4 and all(p.isdigit() for p in parts)
+
+
+class NetnsHostChecker:
+    """A GPU node of the real-network lab is a network namespace: only its NICs' MTU
+    and address exist there."""
+
+    def __init__(self, observed: Mapping[str, Scalar]) -> None:
+        self.observed = observed
+
+    def __call__(self, path: str) -> str | None:
+        parts = path.split("/")
+        if len(parts) == 3 and parts[0] == "nics" and parts[2] in ("mtu", "address"):
+            return None
+        return (
+            "a GPU node of the real-network lab is a network namespace: it has no firmware, "
+            "RDMA or DCB settings, only its NICs' MTU and address"
+        )

@@ -1,0 +1,71 @@
+"""A real-network lab for tests: the generated 4-node fleet (8 leaves, 4 spines, one
+frontend switch, 4 GPU nodes) brought up once per test process with
+:func:`lab.realfabric.build.bring_up`, torn down at exit. Where it cannot be built the
+tests skip with the reason, except under ``CI=true``, where they fail."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from benchmarks.genfleet import generate_fleet
+from intent.fleet import Fleet, load_fleet
+from lab.realfabric.build import bring_up, missing_prerequisites, tear_down
+from lab.realfabric.layout import expected_peers
+from lab.realfabric.probes import wait_for_bgp
+from lab.realfabric.state import FabricState, load_state
+from reconciler.drivers.base import DeviceRef
+
+
+@dataclass
+class Fabric:
+    fleet: Fleet
+    state_dir: Path
+    state: FabricState
+
+    def ref(self, name: str) -> DeviceRef:
+        device = self.fleet.devices[name]
+        return DeviceRef(name, device.platform.value, device.role.value, host="")
+
+
+_SHARED: list[Fabric] = []
+
+
+def require_real_lab() -> None:
+    """Skip (fail under CI=true) where the real-network lab cannot be built."""
+    reason = missing_prerequisites()
+    if reason is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"real-network lab unavailable under CI: {reason}")
+    pytest.skip(reason)
+
+
+def build_fabric(root: Path, nodes: int = 4) -> Fabric:
+    """A generated fleet under ``root`` (``nodes`` 0: the fleet already there) with its
+    real-network lab up and BGP converged."""
+    if nodes:
+        generate_fleet(root, nodes)
+    fleet = load_fleet(root)
+    state_dir = root / fleet.config.state_dir
+    bring_up(fleet, state_dir)
+    state = load_state(state_dir)
+    assert state is not None
+    bgp = wait_for_bgp(state, expected_peers(fleet), timeout=90)
+    assert bgp.converged, {d.device: sorted(d.missing) for d in bgp.devices.values()}
+    return Fabric(fleet, state_dir, state)
+
+
+def shared_fabric() -> Fabric:
+    """The process's test fabric (built on first use)."""
+    require_real_lab()
+    if not _SHARED:
+        root = Path(tempfile.mkdtemp(prefix="plumb-realfabric-")) / "fleet"
+        atexit.register(tear_down, root / ".plumb")
+        _SHARED.append(build_fabric(root))
+    return _SHARED[0]
