@@ -59,6 +59,9 @@ def rollout_support(context: TargetContext) -> RolloutSupport | None:
     from rollouts.spec import Source
     from rollouts.support import RolloutSupport
 
+    real = _real_support(context)
+    if real is not None:
+        return real
     path = context.state_dir / LAB_DB
     if not path.exists():
         return None
@@ -74,3 +77,32 @@ def rollout_support(context: TargetContext) -> RolloutSupport | None:
             close=stack.pop_all().close,
         )
     return support
+
+
+REAL_CLOCK_DB = "realfabric-clock.db"
+
+
+def _real_support(context: TargetContext) -> RolloutSupport | None:
+    """A rollout over the real-network lab: bakes on a virtual clock of its own (the
+    probes judge the network as it is when the wave is assessed), hard faults from
+    the data plane (:mod:`lab.realfabric.source`)."""
+    from lab.clock import LabClock
+    from lab.realfabric.source import DataPlaneSource, FabricMaintenance
+    from lab.realfabric.state import load_state
+    from lab.runtime import LabBakeClock
+    from rollouts.spec import Source
+    from rollouts.support import RolloutSupport
+
+    try:
+        state = load_state(context.state_dir)
+    except ValueError:
+        return None  # the driver says what is wrong with the state file
+    if state is None or not state.complete:
+        return None
+    clock = LabClock(context.state_dir / REAL_CLOCK_DB)
+    return RolloutSupport(
+        clock=LabBakeClock(clock),
+        maintenance=FabricMaintenance(),
+        sources={Source.dataplane: DataPlaneSource(context.fleet, state)},
+        close=clock.close,
+    )

@@ -57,6 +57,8 @@ COMMANDS: dict[str, tuple[tuple[int, ...], str]] = {
     "lab miscable": ((), ""),
     "lab clock": ((), ""),
     "lab defect": ((), ""),
+    "lab down": ((), ""),
+    "verify": ((NO,), "1: a BGP session down, a path black-holed or not probed"),
     "rollout plan": ((NO,), "1: the spec cannot be planned within its caps"),
     "rollout start": ((NO, HELD), "1 aborted or refused; 3 held or awaiting promotion"),
     "rollout resume": ((NO, HELD), "1 aborted or refused; 3 held again"),

@@ -88,6 +88,11 @@ LAZY: dict[str, LazyCommand] = {
         "The fleet's inventory to and from other tools (Ansible, NetBox).",
         group="inventory_app",
     ),
+    "verify": LazyCommand(
+        "plumb.cmd_verify",
+        "Probe the data plane of the real-network lab: BGP sessions and path MTU between"
+        " racks (exit 1 when a session is down or a path black-holes).",
+    ),
     "serve": LazyCommand(
         "plumb.cmd_serve",
         "Run the continuous controller: follow the fleet repo's branch, reconcile on each"

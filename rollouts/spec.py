@@ -139,6 +139,7 @@ class Direction(StrEnum):
 class Source(StrEnum):
     lab = "lab"
     prometheus = "prometheus"
+    dataplane = "dataplane"  # the real-network lab's probes: hard faults only
 
 
 class MetricKind(StrEnum):
@@ -290,7 +291,12 @@ class HardFault(StrEnum):
     link_flap = "link_flap"
     bgp_down = "bgp_down"
     lossless_discards = "lossless_discards"
+    path_mtu = "path_mtu"  # a DF probe between racks lost: a black-holed path
 
+
+DEFAULT_HARD_FAULTS = tuple(k for k in HardFault if k is not HardFault.path_mtu)
+"""What ``abort.hard_faults`` is when a spec does not say: every kind but ``path_mtu``,
+which only a data-plane source (the real-network lab) counts; declare it there."""
 
 OBSERVED_FAULTS = frozenset({HardFault.unreachable, HardFault.unknown})
 """Counted by the rollout loop from observing its devices, not by a metrics source."""
@@ -349,7 +355,7 @@ class PrometheusConfig(Strict):
 
 class Abort(Strict):
     metrics: tuple[Metric, ...] = ()
-    hard_faults: tuple[HardFault, ...] = tuple(HardFault)
+    hard_faults: tuple[HardFault, ...] = DEFAULT_HARD_FAULTS
     aa_noise_floor: StrictBool = Field(True, description="measure A/A before the first wave")
     prometheus: PrometheusConfig | None = None
 

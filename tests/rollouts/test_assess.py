@@ -24,7 +24,7 @@ from rollouts.evidence import (
     WaveAssessment,
 )
 from rollouts.judge import MetricSamples
-from rollouts.spec import Abort, Direction, HardFault, Metric, Statistic
+from rollouts.spec import DEFAULT_HARD_FAULTS, Abort, Direction, HardFault, Metric, Statistic
 from rollouts.stats import Resampling
 
 NODES = [f"gpu-n{i:02d}" for i in range(1, 33)]
@@ -89,7 +89,7 @@ def test_healthy_wave_proceeds() -> None:
     result = assess((telemetry(WAVE), telemetry(CONTROLS)))
     assert result.decision is Decision.proceed
     assert all(m.phase is Phase.successful for m in result.measurements)
-    assert result.reasons == (f"all {len(HardFault) + 1} measurements successful",)
+    assert result.reasons == (f"all {len(DEFAULT_HARD_FAULTS) + 1} measurements successful",)
     assert "within threshold 1.03" in measurement(result).message
 
 
