@@ -21,7 +21,13 @@ from lab.realfabric.probes import df_ping, wait_for_bgp
 from lab.realfabric.state import fabric_driver, load_state, save_state
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Change
-from tests.realfabric.fabric import Fabric, build_fabric, require_real_lab, shared_fabric
+from tests.realfabric.fabric import (
+    Fabric,
+    build_fabric,
+    remove_fabric,
+    require_real_lab,
+    shared_fabric,
+)
 
 LEAF = "leaf-r1"
 
@@ -177,6 +183,20 @@ def test_lab_down_removes_what_an_interrupted_init_made(tmp_path: Path) -> None:
     assert report.namespaces == len(layout.namespaces())
     assert not any(os.path.exists(f"/run/netns/{ns}") for ns in layout.namespaces())
     assert load_state(state_dir) is None
+
+
+def test_removing_a_test_fabric_deletes_its_directory(tmp_path: Path) -> None:
+    """The shared fabric's temporary directory goes with the fabric, not only its lab."""
+    require_real_lab()
+    top = tmp_path / "plumb-realfabric-x"
+    generate_fleet(top / "fleet", 4)
+    fleet = load_fleet(top / "fleet")
+    layout = plan_layout(fleet)
+    save_state(top / "fleet" / ".plumb", build._initial_state(fleet, layout))
+    _make_links(layout)
+    remove_fabric(top)
+    assert not top.exists()
+    assert not any(os.path.exists(f"/run/netns/{ns}") for ns in layout.namespaces())
 
 
 @pytest.mark.slow
