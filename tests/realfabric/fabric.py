@@ -1,7 +1,8 @@
 """A real-network lab for tests: the generated 4-node fleet (8 leaves, 4 spines, one
 frontend switch, 4 GPU nodes) brought up once per test process with
-:func:`lab.realfabric.build.bring_up`, torn down and its directory deleted at exit. Where it cannot be built the
-tests skip with the reason, except under ``CI=true``, where they fail."""
+:func:`lab.realfabric.build.bring_up`, torn down and its directory deleted at exit.
+Where it cannot be built the tests skip with the reason, except under ``CI=true``,
+where they fail."""
 
 from __future__ import annotations
 
