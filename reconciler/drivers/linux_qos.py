@@ -8,10 +8,12 @@ class ``1:<p+1>``)::
 
     tc qdisc replace dev X root handle 1: prio bands 8 priomap 0 1 2 3 4 5 6 7 0 0 0 0 0 0 0 0
     tc qdisc replace dev X parent 1:4 handle 14: red limit L min KMIN max KMAX \\
-        avpkt 1500 burst B probability P ecn
+        avpkt 1000 burst B probability P ecn
 
 ``min``/``max`` are ``kmin_kb``/``kmax_kb`` in bytes (KB = 1024 bytes, as on SONiC),
-``probability`` is ``pmax_percent`` / 100; above ``max`` RED marks every ECN-capable
+``probability`` is ``pmax_percent`` / 100, ``bandwidth`` is left out (tc reads it
+as a 32-bit byte rate: 100gbit is "Illegal"; it only sets how fast an idle average
+decays, and tc assumes 10Mbit); above ``max`` RED marks every ECN-capable
 packet (no ``harddrop``: a lossless class is marked, not dropped). Read back from
 ``tc -d -j qdisc show`` (tc-red(8); ``-d`` adds ``probability``)::
 
@@ -44,7 +46,7 @@ from reconciler.drivers.eos_parse import common
 from reconciler.settings import Scalar
 
 PRIORITIES = 8
-AVPKT = 1500  # bytes: RED's average packet size (RoCE at 1500-4096 B MTU; tc-red(8)'s example)
+AVPKT = 1000  # bytes: RED's average packet size, as in tc-red(8)'s example
 ECN_FIELDS = ("kmin_kb", "kmax_kb", "pmax_percent")
 _U32 = 2**32 - 1
 
@@ -67,7 +69,10 @@ def root_line(dev: str) -> str:
 def red_line(dev: str, priority: int, red: Red) -> str:
     """The ``tc -batch`` line for priority ``priority``'s RED child with ECN marking."""
     low, high = red.kmin_kb * 1024, red.kmax_kb * 1024
-    burst = max(1, (2 * low + high) // (3 * AVPKT))  # tc-red(8)'s recommended burst
+    # The smallest burst tc finds an EWMA weight for (tc_red_eval_ewma needs burst + 1 -
+    # min/avpkt >= 1): the average follows the queue closely, as DCQCN marks on the
+    # queue's depth. tc-red(8)'s (2 min + max) / (3 avpkt) has none for a wide min-max.
+    burst = -(-low // AVPKT) + 1
     limit = min(_U32, 4 * high)
     band = priority + 1
     return (
