@@ -189,8 +189,16 @@ def test_pfc_is_read_from_dcbs_json() -> None:
         "interfaces/Ethernet1/pfc_priorities": "6,7"
     }
     assert pfc_argv("swp1", "3,4") == [
-        "dcb", "pfc", "set", "dev", "swp1", "prio-pfc", "all:off", "3:on", "4:on"
-    ]  # fmt: skip
+        "dcb",
+        "pfc",
+        "set",
+        "dev",
+        "swp1",
+        "prio-pfc",
+        "all:off",
+        "3:on",
+        "4:on",
+    ]
     with pytest.raises(ValueError, match="0-7"):
         pfc_argv("swp1", "9")
 
@@ -201,9 +209,22 @@ def veth() -> Iterator[str]:
     subprocess.run(["ip", "netns", "add", namespace], check=True)
     try:
         subprocess.run(
-            ["ip", "-n", namespace, "link", "add", "name", "p0", "type", "veth", "peer", "name", "p1"],
+            [
+                "ip",
+                "-n",
+                namespace,
+                "link",
+                "add",
+                "name",
+                "p0",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "p1",
+            ],
             check=True,
-        )  # fmt: skip
+        )
         yield namespace
     finally:
         subprocess.run(["ip", "netns", "del", namespace], check=False)
@@ -213,7 +234,9 @@ def veth() -> Iterator[str]:
 @pytest.mark.skipif(shutil.which("dcb") is None, reason="no dcb")
 def test_a_veth_has_no_dcb_and_pfc_is_refused_with_dcbs_answer(veth: str) -> None:
     script = dcb_script(["p0"])
-    done = subprocess.run(["ip", "netns", "exec", veth, "sh", "-c", script], capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["ip", "netns", "exec", veth, "sh", "-c", script], capture_output=True, text=True
+    )
     state = pfc_state(done.stdout, {"p0": "Ethernet1"})
     assert "interfaces/Ethernet1/pfc_priorities" not in state
     assert (
@@ -245,7 +268,9 @@ def test_sudo_asking_for_a_password_is_an_auth_error() -> None:
     refusal, which the SSH runner turns into DeviceAuthError."""
     command = shell_command(["ip", "-j", "link", "show"], None, sudo=True)
     assert command == "sudo -n -- ip -j link show"
-    done = subprocess.run(["runuser", "-u", "frr", "--", "sh", "-c", command], capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["runuser", "-u", "frr", "--", "sh", "-c", command], capture_output=True, text=True
+    )
     ran = Ran(done.stdout, done.stderr, done.returncode)
     with pytest.raises(DeviceAuthError, match="a password is required"):
         check_sudo(DeviceRef("leaf-1", "linux-frr", "leaf", "198.18.0.1"), ran)
