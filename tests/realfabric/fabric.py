@@ -65,8 +65,10 @@ def build_fabric(root: Path, nodes: int = 4) -> Fabric:
 
 def remove_fabric(top: Path) -> None:
     """Tear down the fabric of the fleet under ``top`` and delete ``top``."""
-    tear_down(top / "fleet" / ".plumb")
-    shutil.rmtree(top, ignore_errors=True)
+    try:
+        tear_down(top / "fleet" / ".plumb")
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def shared_fabric() -> Fabric:
