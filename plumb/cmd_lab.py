@@ -281,8 +281,16 @@ def lab_reset(
     path: PathArg = Path("."),
     seed: Annotated[int, typer.Option(help="Seed for drift and fault draws.")] = 0,
     drift: Annotated[int, typer.Option(min=0, help="Drifted fields to start with.")] = 6,
+    real: Annotated[
+        bool, typer.Option("--real", help="Rebuild the real-network lab from intent instead.")
+    ] = False,
 ) -> None:
-    """Recreate the lab at its starting state, with no faults."""
+    """Recreate the lab at its starting state, with no faults (``--real``: the
+    real-network lab torn down and built again, as ``lab down`` + ``lab init --real``)."""
+    if real:
+        lab_down(path)
+        _init_real(load_or_exit(path))
+        return
     lab_init(path, seed=seed, drift=drift, current_firmware=False, from_snapshot=None)
 
 

@@ -5,7 +5,6 @@ A probe that cannot run returns its error in the result; it never raises for a d
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import time
@@ -13,17 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lab.realfabric.state import FabricState
+from reconciler.drivers.linux_frr_sessions import ESTABLISHED, Session, parse_summary
 
-ESTABLISHED = "Established"
 _COUNTS = re.compile(r"(\d+) packets transmitted, (\d+) received")
 _MTU = re.compile(r"(Frag needed[^\n]*|message too long[^\n]*)")
-
-
-@dataclass(frozen=True)
-class Session:
-    peer: str
-    state: str  # FRR's name: Established, Active, Connect, OpenSent...
-    prefixes_received: int
 
 
 @dataclass(frozen=True)
@@ -87,16 +79,6 @@ def _vtysh(state: FabricState, device: str, command: str) -> subprocess.Complete
         timeout=30,
         check=False,
     )
-
-
-def parse_summary(text: str) -> dict[str, Session]:
-    """``show bgp summary json`` (IPv4 unicast) -> peer -> session."""
-    data = json.loads(text or "{}")
-    peers = data.get("ipv4Unicast", {}).get("peers", {})
-    return {
-        peer: Session(peer, str(info.get("state", "")), int(info.get("pfxRcd", 0) or 0))
-        for peer, info in peers.items()
-    }
 
 
 def bgp_of(state: FabricState, device: str, expected: frozenset[str]) -> DeviceBgp:

@@ -87,6 +87,7 @@ def fabric_driver(
 
     def access(ref: DeviceRef) -> FrrAccess:
         entry = state.devices[ref.name]
-        return FrrAccess(entry.workdir, entry.vty_socket, entry.ports)
+        # `write memory` saves each daemon's file in the device's own directory.
+        return FrrAccess(entry.workdir, entry.vty_socket, entry.ports, config_dir=entry.workdir)
 
     return LinuxFrrDriver(runner or fabric_runner(state), access, commit_timeout)

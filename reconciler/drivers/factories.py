@@ -43,10 +43,17 @@ def sonic(context: TargetContext, rule: DriverRule) -> Driver:
     return SonicDriver(*_switch_options(context, rule))
 
 
-FRR_OPTIONS: dict[str, str] = {"workdir": "/var/lib/plumb", "vty_socket": "", "frr_reload": ""}
+FRR_OPTIONS: dict[str, str | bool] = {
+    "workdir": "/var/lib/plumb",
+    "vty_socket": "",
+    "config_dir": "",
+    "frr_reload": "",
+    "sudo": False,
+}
 """linux-frr's own rule options (the rest are the SSH switch options): where plumb keeps
-its candidate, saved config and revert timer on the switch, vtysh's socket directory
-("" = FRR's default), and frr-reload.py's path ("" = Debian's)."""
+its candidate, saved config and revert timer on the switch, vtysh's socket and config
+directories ("" = FRR's defaults), frr-reload.py's path ("" = Debian's), and whether
+a non-root SSH user runs the commands through ``sudo -n``."""
 
 
 def linux_frr(context: TargetContext, rule: DriverRule) -> Driver:
@@ -56,8 +63,10 @@ def linux_frr(context: TargetContext, rule: DriverRule) -> Driver:
 
     own = {k: v for k, v in rule.options.items() if k in FRR_OPTIONS}
     for key, value in own.items():
-        if not isinstance(value, str):
-            raise TargetError(f"driver linux-frr: option {key} must be text")
+        kind = type(FRR_OPTIONS[key])
+        if type(value) is not kind:
+            wanted = "true or false" if kind is bool else "text"
+            raise TargetError(f"driver linux-frr: option {key} must be {wanted}, not {value!r}")
     ssh = rule.model_copy(
         update={"options": {k: v for k, v in rule.options.items() if k not in FRR_OPTIONS}}
     )
@@ -67,7 +76,7 @@ def linux_frr(context: TargetContext, rule: DriverRule) -> Driver:
         str(values["workdir"]),
         str(values["vty_socket"]) or None,
         frr_reload=str(values["frr_reload"]) or FRR_RELOAD,
+        config_dir=str(values["config_dir"]) or None,
     )
-    return LinuxFrrDriver(
-        SshRunner(ExecPool(options, credentials)), lambda ref: access, options.commit_timeout
-    )
+    runner = SshRunner(ExecPool(options, credentials), sudo=values["sudo"] is True)
+    return LinuxFrrDriver(runner, lambda ref: access, options.commit_timeout)

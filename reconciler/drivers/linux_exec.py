@@ -6,7 +6,8 @@ two implementations, each mapping its failures once, here, into
   the real-network lab's switches and hosts;
 * :class:`SshRunner`: over SSH exec channels to a whitebox switch
   (:class:`~reconciler.drivers.ssh_exec.ExecPool`, whose ``map_errors`` maps paramiko's
-  errors).
+  errors); with ``sudo``, an SSH user that is not root runs every command through
+  ``sudo -n`` (never a password prompt: sudo asking for one is ``DeviceAuthError``).
 
 A command's own non-zero exit status is no transport error: the caller reads it.
 Mapping of :class:`NetnsRunner`'s failures::
@@ -28,12 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from reconciler.drivers.base import DeviceRef
-from reconciler.errors import DeviceTimeout, DeviceUnreachable
+from reconciler.errors import DeviceAuthError, DeviceTimeout, DeviceUnreachable
 
 if TYPE_CHECKING:
     from reconciler.drivers.ssh_exec import ExecPool
 
 NETNS_DIR = "/run/netns"
+SUDO = ("sudo", "-n", "--")
+SUDO_PASSWORD = "a password is required"  # sudo -n's refusal (sudo 1.8 and later)
 
 
 @dataclass(frozen=True)
@@ -125,11 +128,30 @@ class NetnsRunner:
         return None
 
 
+def shell_command(argv: Sequence[str], stdin: str | None, sudo: bool) -> str:
+    """The one shell line an exec channel runs: ``argv`` (through ``sudo -n`` when
+    ``sudo``), ``stdin`` riding along on a pipe (an exec channel's stdin is not used)."""
+    command = shlex.join([*SUDO, *argv] if sudo else argv)
+    return command if stdin is None else f"printf %s {shlex.quote(stdin)} | {command}"
+
+
+def check_sudo(device: DeviceRef, ran: Ran) -> Ran:
+    """``ran`` unless sudo refused to run it without a password."""
+    if ran.status != 0 and f"sudo: {SUDO_PASSWORD}" in ran.stderr:
+        raise DeviceAuthError(
+            device.name,
+            f"sudo -n: {SUDO_PASSWORD} — allow the SSH user plumb's commands without a "
+            "password (sudoers NOPASSWD), or connect as root",
+        )
+    return ran
+
+
 class SshRunner:
     """Commands over SSH exec channels (one client per device, reused)."""
 
-    def __init__(self, pool: ExecPool) -> None:
+    def __init__(self, pool: ExecPool, sudo: bool = False) -> None:
         self.pool = pool
+        self.sudo = sudo
 
     def run(
         self,
@@ -142,14 +164,13 @@ class SshRunner:
     ) -> Ran:
         from reconciler.drivers.netmiko_errors import Phase
 
-        command = shlex.join(argv)
-        if stdin is not None:  # an exec channel's stdin is not used: the text rides along
-            command = f"printf %s {shlex.quote(stdin)} | {command}"
+        command = shell_command(argv, stdin, self.sudo)
         with self.pool.session(device) as session:
             result = session.run(
                 command, phase=Phase.write if write else Phase.read, timeout=timeout
             )
-        return Ran(result.stdout, result.stderr, result.status)
+        ran = Ran(result.stdout, result.stderr, result.status)
+        return check_sudo(device, ran) if self.sudo else ran
 
     def close(self) -> None:
         self.pool.close()

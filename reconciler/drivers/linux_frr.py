@@ -19,7 +19,9 @@ namespace on this host, or SSH). The driver contract (:mod:`reconciler.drivers.b
   process on the device, its process group in ``<workdir>/revert.pid``), apply the
   ports, then ``frr-reload.py --reload`` the candidate; if either step fails, the saved
   state is restored at once and the change is ``ConfigRejected``;
-* **confirm**: kill the revert timer's process group.
+* **confirm**: kill the revert timer's process group, then save FRR's running config
+  (``vtysh -c 'write memory'``), so a reboot keeps it; a commit without a confirm window
+  saves at once.
 
 Errors: the runners map transport failures (timeouts are ``DeviceTimeout``, a missing
 namespace or SSH host ``DeviceUnreachable``); a command that reads and exits non-zero
@@ -44,18 +46,24 @@ from reconciler.drivers.linux_frr_config import (
     config_body,
     multipath_default,
 )
+from reconciler.drivers.linux_frr_sessions import Session, parse_summary, sessions_state
 from reconciler.drivers.linux_links import batch_lines, port_field, ports_state
+from reconciler.drivers.linux_qos import (
+    dcb_script,
+    ecn_lines,
+    ecn_state,
+    pfc_argv,
+    pfc_state,
+    probe_result,
+    qdisc_probe,
+    red_of,
+)
 from reconciler.errors import ConfigRejected, DeviceUnreachable
 from reconciler.settings import Change, Scalar, apply_changes
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"  # Debian: package frr-pythontools
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 BGP_ROLES = ("leaf", "spine", "super-spine")  # inventory.models.BGP_ROLES, by value
-RED_PROBE = (
-    "if zcat /proc/config.gz 2>/dev/null | grep -q '^CONFIG_NET_SCH_RED=[ym]' || "
-    'grep -qs "/sch_red.ko" "/lib/modules/$(uname -r)/modules.builtin" '
-    '"/lib/modules/$(uname -r)/modules.dep"; then echo yes; else echo no; fi'
-)
 
 
 @dataclass(frozen=True)
@@ -66,9 +74,15 @@ class FrrAccess:
     vty_socket: str | None = None  # vtysh --vty_socket; FRR's own default when None
     ports: Mapping[str, str] = field(default_factory=dict)  # port -> Linux name
     frr_reload: str = FRR_RELOAD
+    config_dir: str | None = None  # where `write memory` saves; FRR's own (/etc/frr) when None
 
     def vtysh(self) -> list[str]:
-        return ["vtysh"] if self.vty_socket is None else ["vtysh", "--vty_socket", self.vty_socket]
+        argv = ["vtysh"]
+        if self.vty_socket is not None:
+            argv += ["--vty_socket", self.vty_socket]
+        if self.config_dir is not None:
+            argv += ["--config_dir", self.config_dir]
+        return argv
 
     def reload(self, mode: str, config: str) -> list[str]:
         argv = ["python3", self.frr_reload, mode, "--bindir", "/usr/bin"]
@@ -93,6 +107,10 @@ class FrrCandidate:
     config: str | None  # the candidate config (None: no BGP change)
     port_lines: list[str]
     multipath: int | None = None  # the build's ECMP width: maximum-paths' default
+    tc_lines: list[str] = field(default_factory=list)  # ECN: ``tc -batch`` lines
+    tc_revert: list[str] = field(default_factory=list)
+    dcb: list[list[str]] = field(default_factory=list)  # PFC: one ``dcb`` command per port
+    dcb_revert: list[list[str]] = field(default_factory=list)
     discarded: bool = False
 
 
@@ -108,6 +126,21 @@ def _is_bgp(path: str) -> bool:
     return path.startswith("bgp/")
 
 
+def _is_ecn(path: str) -> bool:
+    return path.startswith("qos/ecn/")
+
+
+def _pfc_port(path: str) -> str | None:
+    parts = path.split("/")
+    return parts[1] if len(parts) == 3 and parts[2] == "pfc_priorities" else None
+
+
+def _ifnames(state: Mapping[str, Scalar], access: FrrAccess) -> dict[str, str]:
+    """Port -> Linux name of every port observed."""
+    ports = [p.split("/")[1] for p in state if p.startswith("interfaces/") and p.endswith("/mtu")]
+    return {port: access.ports.get(port, port) for port in sorted(ports)}
+
+
 class LinuxFrrDriver(Driver):
     name = "linux-frr"
 
@@ -115,7 +148,7 @@ class LinuxFrrDriver(Driver):
         self.runner = runner
         self.access = access
         self.commit_timeout = commit_timeout
-        self._red: dict[str, str] = {}  # the kernel's qdiscs change only with a reboot
+        self._qdiscs: dict[str, tuple[bool, str]] = {}  # the kernel's: fixed until reboot
 
     # -- reading -----------------------------------------------------------------------
 
@@ -144,16 +177,44 @@ class LinuxFrrDriver(Driver):
             state["system/platform"] = LINUX_NETNS
             return state
         state["system/platform"] = LINUX_FRR
-        if device.name not in self._red:
-            self._red[device.name] = self._read(device, ["sh", "-c", RED_PROBE]).strip()
-        state["system/qdisc_red"] = self._red[device.name]
+        try:
+            state.update(self._qos(device, state, access))
+        except ValueError as exc:
+            raise DeviceUnreachable(device.name, f"unreadable tc or dcb output: {exc}") from None
         if device.role in BGP_ROLES:
             running, multipath = self._frr(device, access)
             try:
                 state.update(bgp_state(running, multipath))
-            except ConfigError as exc:
-                raise DeviceUnreachable(device.name, f"unreadable running config: {exc}") from None
+                state.update(sessions_state(self.bgp_sessions(device)))
+            except (ConfigError, ValueError) as exc:
+                raise DeviceUnreachable(device.name, f"unreadable FRR output: {exc}") from None
         return state
+
+    def _qos(
+        self, ref: DeviceRef, ports: Mapping[str, Scalar], access: FrrAccess
+    ) -> dict[str, Scalar]:
+        """ECN (where the kernel has the qdiscs: probed once) and PFC of every port."""
+        if ref.name not in self._qdiscs:
+            self._qdiscs[ref.name] = probe_result(self._read(ref, ["sh", "-c", qdisc_probe()]))
+        has_red, why_not = self._qdiscs[ref.name]
+        state: dict[str, Scalar] = {"system/qdisc_red": "yes" if has_red else "no"}
+        if why_not:
+            state["system/qdisc_probe"] = why_not
+        devs = _ifnames(ports, access)
+        if has_red:
+            shown = self._read(ref, ["tc", "-d", "-j", "qdisc", "show"])
+            state.update(ecn_state(shown, list(devs.values())))
+        port_of = {name: port for port, name in devs.items()}
+        state.update(
+            pfc_state(self._read(ref, ["sh", "-c", dcb_script(list(devs.values()))]), port_of)
+        )
+        return state
+
+    def bgp_sessions(self, device: DeviceRef) -> dict[str, Session]:
+        """The switch's BGP sessions now (``show bgp summary json``, every address
+        family): read-only facts for verification and rollout evidence."""
+        text = self._read(device, [*self.access(device).vtysh(), "-c", "show bgp summary json"])
+        return parse_summary(text)
 
     # -- writing -----------------------------------------------------------------------
 
@@ -173,10 +234,18 @@ class LinuxFrrDriver(Driver):
             if port_field(change.path, kind) is not None:
                 self._check_port(device, change, before)
             elif not (_is_bgp(change.path) and device.role in BGP_ROLES):
-                reason = (refuses(change.path) if refuses is not None else None) or "no setting"
-                raise ConfigRejected(device.name, f"linux-frr cannot write {change.path}: {reason}")
+                qos = _is_ecn(change.path) or _pfc_port(change.path) is not None
+                reason = (refuses(change.path) if refuses is not None else None) or (
+                    None if qos and not _host(device) else "no setting"
+                )
+                if reason is not None:
+                    raise ConfigRejected(
+                        device.name, f"linux-frr cannot write {change.path}: {reason}"
+                    )
         access = self.access(device)
         lines = batch_lines(changes, kind, access.ports)
+        tc_lines, tc_revert = self._ecn(device, changes, before, access)
+        dcb, dcb_revert = self._pfc(device, changes, before, access)
         bgp = [c for c in changes if _is_bgp(c.path)]
         running, config, multipath = "", None, None
         if bgp:
@@ -187,7 +256,65 @@ class LinuxFrrDriver(Driver):
             except ConfigError as exc:
                 raise ConfigRejected(device.name, str(exc)) from None
             self._put(device, access.file("candidate.conf"), config)
-        return FrrCandidate(device.name, tuple(changes), before, running, config, lines, multipath)
+        return FrrCandidate(
+            device.name,
+            tuple(changes),
+            before,
+            running,
+            config,
+            lines,
+            multipath,
+            tc_lines,
+            tc_revert,
+            dcb,
+            dcb_revert,
+        )
+
+    @staticmethod
+    def _ecn(
+        ref: DeviceRef, changes: Sequence[Change], before: Mapping[str, Scalar], access: FrrAccess
+    ) -> tuple[list[str], list[str]]:
+        """``tc -batch`` lines for the ECN changes, and the lines that undo them."""
+        ecn = [c for c in changes if _is_ecn(c.path)]
+        if not ecn:
+            return [], []
+        after = apply_changes(before, ecn)
+        priorities = sorted({int(c.path.split("/")[2]) for c in ecn})
+        was = {p: red_of(before, p) for p in priorities}
+        wanted = {p: red_of(after, p) for p in priorities}
+        for p in priorities:
+            red = wanted[p]
+            if red is None and any(
+                after.get(f"qos/ecn/{p}/{f}") is not None for f in ("kmin_kb", "kmax_kb")
+            ):
+                raise ConfigRejected(
+                    ref.name, f"qos/ecn/{p}: kmin_kb, kmax_kb and pmax_percent are set together"
+                )
+            if red is not None and red.kmin_kb >= red.kmax_kb:
+                raise ConfigRejected(
+                    ref.name, f"qos/ecn/{p}: kmin_kb {red.kmin_kb} >= kmax_kb {red.kmax_kb}"
+                )
+        devs = list(_ifnames(before, access).values())
+        return ecn_lines(devs, was, wanted), ecn_lines(devs, wanted, was)
+
+    @staticmethod
+    def _pfc(
+        ref: DeviceRef, changes: Sequence[Change], before: Mapping[str, Scalar], access: FrrAccess
+    ) -> tuple[list[list[str]], list[list[str]]]:
+        """One ``dcb pfc set`` per PFC change, and the commands that undo them."""
+        forward: list[list[str]] = []
+        back: list[list[str]] = []
+        for change in changes:
+            port = _pfc_port(change.path)
+            if port is None:
+                continue
+            dev = access.ports.get(port, port)
+            try:
+                forward.append(pfc_argv(dev, str(change.after or "")))
+                back.append(pfc_argv(dev, str(before.get(change.path) or "")))
+            except ValueError as exc:
+                raise ConfigRejected(ref.name, f"{change.path}: {exc}") from None
+        return forward, back
 
     @staticmethod
     def _check_port(ref: DeviceRef, change: Change, before: Mapping[str, Scalar]) -> None:
@@ -231,11 +358,36 @@ class LinuxFrrDriver(Driver):
             if ran.status != 0:
                 self._restore(device, restore)
                 raise ConfigRejected(device.name, f"ip refused a port change: {ran.first_error()}")
+        if staged.tc_lines:
+            ran = self._write(device, ["tc", "-batch", "-"], "\n".join(staged.tc_lines) + "\n")
+            if ran.status != 0:
+                self._restore(device, restore)
+                raise ConfigRejected(device.name, f"tc refused the ECN change: {ran.first_error()}")
+        for argv in staged.dcb:
+            ran = self._write(device, argv)
+            if ran.status != 0:
+                self._restore(device, restore)
+                raise ConfigRejected(
+                    device.name, f"dcb refused the PFC change: {ran.first_error()}"
+                )
         if staged.config is not None:
             ran = self._write(device, access.reload("--reload", access.file("candidate.conf")))
             if ran.status != 0:
                 self._restore(device, restore)
                 raise ConfigRejected(device.name, f"FRR refused the change: {_reload_error(ran)}")
+            if confirm_within is None:
+                self.save(device)
+
+    def save(self, device: DeviceRef) -> None:
+        """``write memory``: FRR's running config becomes the one it starts with
+        (``frr.conf`` in FRR's config directory, or each daemon's own file)."""
+        ran = self._write(device, [*self.access(device).vtysh(), "-c", "write memory"])
+        if ran.status != 0:
+            raise ConfigRejected(
+                device.name,
+                f"the change is running but `write memory` failed, so a reboot loses it: "
+                f"{ran.first_error()}",
+            )
 
     def _save(self, ref: DeviceRef, access: FrrAccess, staged: FrrCandidate) -> str:
         """Save what the commit replaces; returns the shell commands that restore it."""
@@ -250,6 +402,10 @@ class LinuxFrrDriver(Driver):
         if lines:
             self._put(ref, access.file("revert.ip"), "\n".join(lines) + "\n")
             steps.append(f"ip -force -batch {shlex.quote(access.file('revert.ip'))}")
+        if staged.tc_revert:
+            self._put(ref, access.file("revert.tc"), "\n".join(staged.tc_revert) + "\n")
+            steps.append(f"tc -force -batch {shlex.quote(access.file('revert.tc'))}")
+        steps += [shlex.join(argv) for argv in staged.dcb_revert]
         if staged.config is not None:
             self._put(ref, access.file("before.conf"), staged.running)
             steps.append(shlex.join(access.reload("--reload", access.file("before.conf"))))
@@ -279,6 +435,8 @@ class LinuxFrrDriver(Driver):
         ran = self._write(device, ["sh", "-c", script])
         if ran.status != 0:
             raise ConfigRejected(device.name, f"cannot stop the revert timer: {ran.first_error()}")
+        if device.role in BGP_ROLES:
+            self.save(device)
 
     def discard(self, device: DeviceRef, candidate: object) -> None:
         if isinstance(candidate, FrrCandidate):

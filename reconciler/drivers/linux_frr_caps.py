@@ -2,12 +2,15 @@
 see :mod:`reconciler.capabilities`. The linux-frr driver reports which of the two a
 device is as ``system/platform`` and the facts the rules read:
 
-* ECN thresholds are the kernel's RED qdisc with ECN marking on the RoCE class; a
-  kernel built without ``sch_red`` (``system/qdisc_red`` = ``"no"``) has no way to
-  mark, and plumb does not pretend. plumb writes no RED qdisc yet on a kernel that has
-  one, so ECN stays refused there too, with that reason.
+* ECN thresholds are the kernel's RED qdisc with ECN marking under a ``prio`` root
+  (:mod:`.linux_qos`). Whether the kernel has both is asked of the kernel: the driver
+  tries the rendered lines in a throwaway network namespace once
+  (``system/qdisc_red``); a kernel without them (``"no"``, tc's answer in
+  ``system/qdisc_probe``) has no way to mark, and plumb does not pretend.
 * PFC is set through DCB (``dcb pfc``) on ports whose NIC has it; a veth or a port that
-  answers no DCB query (no ``interfaces/<port>/pfc_priorities`` observed) cannot take it.
+  answers no DCB query (no ``interfaces/<port>/pfc_priorities`` observed, dcb's error in
+  ``interfaces/<port>/dcb``) cannot take it.
+* BGP session state (``bgp_session/...``) is observed only.
 * The DSCP-to-priority map and the NOS version are not written on this platform; PFC
   pause and headroom thresholds are what the ASIC's buffer manager derives (design
   inputs, as on EOS).
@@ -34,11 +37,7 @@ _DESIGN = {
 }
 DESIGN_INPUTS = tuple(_DESIGN)
 
-NO_RED = (
-    "this kernel has no RED qdisc (sch_red): ECN marking cannot be configured on this "
-    "device, so the thresholds are never written"
-)
-RED_NOT_WRITTEN = "plumb writes no RED qdisc on linux-frr: ECN thresholds are reported only"
+NO_RED = "ECN marking cannot be configured on this device, so the thresholds are never written"
 
 
 class LinuxFrrChecker:
@@ -54,9 +53,16 @@ class LinuxFrrChecker:
                 if path in self.observed:
                     return None
                 kind = self.observed.get(f"interfaces/{port}/link_kind") or "a port"
-                return f"{port} ({kind}) has no DCB: PFC cannot be set on it"
+                error = self.observed.get(f"interfaces/{port}/dcb")
+                why = f" ({error})" if error else ""
+                return f"{port} ({kind}) has no DCB: PFC cannot be set on it{why}"
             case ["qos", "ecn", _, _]:
-                return RED_NOT_WRITTEN if self.observed.get("system/qdisc_red") == "yes" else NO_RED
+                if self.observed.get("system/qdisc_red") == "yes":
+                    return None
+                probe = self.observed.get("system/qdisc_probe") or "the kernel was not probed"
+                return f"{probe}: {NO_RED}"
+            case ["bgp_session", _, _]:
+                return "BGP session state is observed, never written"
             case ["qos", "dscp", _]:
                 return "plumb writes no DSCP-to-priority map on linux-frr"
             case ["system", "nos_version"]:

@@ -72,9 +72,16 @@ def test_candidate_changes_what_plumb_owns_and_keeps_the_rest() -> None:
 
 def test_ecn_is_refused_where_the_kernel_has_no_red() -> None:
     """A switch that reports linux-frr is judged by its rule, whatever the inventory says."""
-    refuses = checker("eos", {"system/platform": "linux-frr", "system/qdisc_red": "no"})
+    probe = "this kernel has no prio or red qdisc (tc: Error: Specified qdisc kind is unknown.)"
+    observed = {
+        "system/platform": "linux-frr",
+        "system/qdisc_red": "no",
+        "system/qdisc_probe": probe,
+    }
+    refuses = checker("eos", observed)
     reason = refuses("qos/ecn/3/kmin_kb")
-    assert reason is not None and "no RED qdisc" in reason
+    assert reason is not None and reason.startswith(probe)
+    assert checker("eos", {**observed, "system/qdisc_red": "yes"})("qos/ecn/3/kmin_kb") is None
     assert refuses("interfaces/Ethernet1/mtu") is None
 
 

@@ -1,12 +1,14 @@
 """A real-network lab for tests: the generated 4-node fleet (8 leaves, 4 spines, one
 frontend switch, 4 GPU nodes) brought up once per test process with
-:func:`lab.realfabric.build.bring_up`, torn down at exit. Where it cannot be built the
-tests skip with the reason, except under ``CI=true``, where they fail."""
+:func:`lab.realfabric.build.bring_up`, torn down and its directory deleted at exit.
+Where it cannot be built the tests skip with the reason, except under ``CI=true``,
+where they fail."""
 
 from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,11 +63,19 @@ def build_fabric(root: Path, nodes: int = 4) -> Fabric:
     return Fabric(fleet, state_dir, state)
 
 
+def remove_fabric(top: Path) -> None:
+    """Tear down the fabric of the fleet under ``top`` and delete ``top``."""
+    try:
+        tear_down(top / "fleet" / ".plumb")
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
 def shared_fabric() -> Fabric:
     """The process's test fabric (built on first use)."""
     require_real_lab()
     if not _SHARED:
-        root = Path(tempfile.mkdtemp(prefix="plumb-realfabric-")) / "fleet"
-        atexit.register(tear_down, root / ".plumb")
-        _SHARED.append(build_fabric(root))
+        top = Path(tempfile.mkdtemp(prefix="plumb-realfabric-"))
+        atexit.register(remove_fabric, top)
+        _SHARED.append(build_fabric(top / "fleet"))
     return _SHARED[0]

@@ -21,7 +21,13 @@ from lab.realfabric.probes import df_ping, wait_for_bgp
 from lab.realfabric.state import fabric_driver, load_state, save_state
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Change
-from tests.realfabric.fabric import Fabric, build_fabric, require_real_lab, shared_fabric
+from tests.realfabric.fabric import (
+    Fabric,
+    build_fabric,
+    remove_fabric,
+    require_real_lab,
+    shared_fabric,
+)
 
 LEAF = "leaf-r1"
 
@@ -162,6 +168,45 @@ def test_confirm_stops_the_revert_timer(fabric: Fabric) -> None:
     driver.apply(ref, [Change("bgp/maximum_paths", 12, paths)], dry_run=False)
 
 
+def test_a_confirmed_change_is_saved_in_the_routers_own_directory(fabric: Fabric) -> None:
+    """After confirm, `write memory` puts the running config in the per-router
+    directory's bgpd.conf (what bgpd starts from), never in /etc/frr."""
+    driver = fabric_driver(fabric.state)
+    ref = fabric.ref(LEAF)
+    saved = Path(fabric.state.devices[LEAF].workdir) / "bgpd.conf"
+    paths = driver.observe(ref)["bgp/maximum_paths"]
+    etc = Path("/etc/frr/frr.conf")
+    etc_before = etc.read_bytes() if etc.exists() else None
+    try:
+        result = driver.apply(
+            ref, [Change("bgp/maximum_paths", paths, 7)], dry_run=False, confirm_within=60
+        )
+        assert result.outcome.value == "applied", result.error
+        assert "  maximum-paths 7" in saved.read_text()
+    finally:
+        driver.apply(ref, [Change("bgp/maximum_paths", 7, paths)], dry_run=False)
+    assert "maximum-paths 7" not in saved.read_text()
+    assert (etc.read_bytes() if etc.exists() else None) == etc_before
+
+
+def test_bgp_sessions_are_observed_read_only(fabric: Fabric) -> None:
+    """Every intended peer's session is observed Established with prefixes, through the
+    driver; the veths answer no DCB and this kernel has no RED, each said why."""
+    driver = fabric_driver(fabric.state)
+    ref = fabric.ref(LEAF)
+    state = driver.observe(ref)
+    peers = expected_peers(fabric.fleet)[LEAF]
+    sessions = driver.bgp_sessions(ref)
+    assert peers <= set(sessions)
+    for peer in peers:
+        assert state[f"bgp_session/{peer}/state"] == "Established"
+        assert state[f"bgp_session/{peer}/prefixes_received"] == sessions[peer].prefixes_received
+    port, _ = _uplink(fabric, LEAF)
+    assert "Operation not supported" in str(state[f"interfaces/{port}/dcb"])
+    if state["system/qdisc_red"] == "no":
+        assert "Specified qdisc kind is unknown" in str(state["system/qdisc_probe"])
+
+
 def test_lab_down_removes_what_an_interrupted_init_made(tmp_path: Path) -> None:
     """Namespaces recorded and made, daemons never started (the process died): down
     removes every one."""
@@ -177,6 +222,20 @@ def test_lab_down_removes_what_an_interrupted_init_made(tmp_path: Path) -> None:
     assert report.namespaces == len(layout.namespaces())
     assert not any(os.path.exists(f"/run/netns/{ns}") for ns in layout.namespaces())
     assert load_state(state_dir) is None
+
+
+def test_removing_a_test_fabric_deletes_its_directory(tmp_path: Path) -> None:
+    """The shared fabric's temporary directory goes with the fabric, not only its lab."""
+    require_real_lab()
+    top = tmp_path / "plumb-realfabric-x"
+    generate_fleet(top / "fleet", 4)
+    fleet = load_fleet(top / "fleet")
+    layout = plan_layout(fleet)
+    save_state(top / "fleet" / ".plumb", build._initial_state(fleet, layout))
+    _make_links(layout)
+    remove_fabric(top)
+    assert not top.exists()
+    assert not any(os.path.exists(f"/run/netns/{ns}") for ns in layout.namespaces())
 
 
 @pytest.mark.slow
