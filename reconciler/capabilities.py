@@ -7,7 +7,7 @@ buffer model...), since what a switch accepts depends on them. Platforms without
 rule (the GPU nodes' host platforms, the lab) express every path plumb renders.
 
 The platform is the inventory's unless the device reports the one it runs as
-``system/platform`` (:func:`running_platform`): a switch of the real-network lab is
+``system/runs_platform`` (:func:`running_platform`): a switch of the real-network lab is
 inventoried as EOS or SONiC and runs Linux + FRR.
 """
 
@@ -21,6 +21,7 @@ from reconciler.drivers.linux_frr_caps import DESIGN_INPUTS as LINUX_FRR_DESIGN_
 from reconciler.drivers.linux_frr_caps import (
     LINUX_FRR,
     LINUX_NETNS,
+    RUNS_PLATFORM,
     LinuxFrrChecker,
     NetnsHostChecker,
 )
@@ -52,7 +53,7 @@ policies; refusing one is not a device failing to reach its intent."""
 
 def running_platform(platform: str, observed: Mapping[str, Scalar]) -> str:
     """The platform a device runs: the one it reports, else the inventory's."""
-    reported = observed.get("system/platform")
+    reported = observed.get(RUNS_PLATFORM)
     return reported if isinstance(reported, str) and reported else platform
 
 

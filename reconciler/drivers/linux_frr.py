@@ -38,7 +38,12 @@ from dataclasses import dataclass, field
 
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.drivers.linux_exec import Ran, Runner
-from reconciler.drivers.linux_frr_caps import LINUX_FRR, LINUX_NETNS, LinuxFrrChecker
+from reconciler.drivers.linux_frr_caps import (
+    LINUX_FRR,
+    LINUX_NETNS,
+    RUNS_PLATFORM,
+    LinuxFrrChecker,
+)
 from reconciler.drivers.linux_frr_config import (
     ConfigError,
     bgp_state,
@@ -174,9 +179,9 @@ class LinuxFrrDriver(Driver):
         except (ValueError, KeyError) as exc:
             raise DeviceUnreachable(device.name, f"unreadable iproute2 output: {exc}") from None
         if _host(device):
-            state["system/platform"] = LINUX_NETNS
+            state[RUNS_PLATFORM] = LINUX_NETNS
             return state
-        state["system/platform"] = LINUX_FRR
+        state[RUNS_PLATFORM] = LINUX_FRR
         try:
             state.update(self._qos(device, state, access))
         except ValueError as exc:

@@ -24,6 +24,10 @@ from reconciler.settings import Scalar
 
 LINUX_FRR = "linux-frr"
 LINUX_NETNS = "linux-netns"
+RUNS_PLATFORM = "system/runs_platform"
+"""The observed fact naming the plumb platform a device runs when it is not the
+inventory's (a real-network lab switch inventoried as EOS runs Linux + FRR). Not
+``system/platform``: SONiC reports its hardware platform string there."""
 
 _DESIGN = {
     "qos/pfc_headroom_kb": (

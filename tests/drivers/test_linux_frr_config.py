@@ -74,7 +74,7 @@ def test_ecn_is_refused_where_the_kernel_has_no_red() -> None:
     """A switch that reports linux-frr is judged by its rule, whatever the inventory says."""
     probe = "this kernel has no prio or red qdisc (tc: Error: Specified qdisc kind is unknown.)"
     observed = {
-        "system/platform": "linux-frr",
+        "system/runs_platform": "linux-frr",
         "system/qdisc_red": "no",
         "system/qdisc_probe": probe,
     }

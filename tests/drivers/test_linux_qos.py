@@ -242,7 +242,11 @@ def test_a_veth_has_no_dcb_and_pfc_is_refused_with_dcbs_answer(veth: str) -> Non
     assert (
         state["interfaces/Ethernet1/dcb"] == "dcb pfc show: Attribute read: Operation not supported"
     )
-    observed = {**state, "system/platform": "linux-frr", "interfaces/Ethernet1/link_kind": "veth"}
+    observed = {
+        **state,
+        "system/runs_platform": "linux-frr",
+        "interfaces/Ethernet1/link_kind": "veth",
+    }
     reason = checker("linux-frr", observed)("interfaces/Ethernet1/pfc_priorities")
     assert reason == (
         "Ethernet1 (veth) has no DCB: PFC cannot be set on it "
