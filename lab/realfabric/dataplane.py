@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 from intent.fleet import Fleet
 from inventory.models import BGP_ROLES, Role
-from lab.realfabric.probes import ESTABLISHED, DeviceBgp, PingResult, bgp_of, df_ping, wait_for_bgp
+from lab.realfabric.probes import DeviceBgp, PingResult, bgp_of, df_ping, wait_for_bgp
 from lab.realfabric.state import FabricState, fabric_driver
 from reconciler.drivers.base import DeviceRef
+from reconciler.drivers.linux_frr_sessions import ESTABLISHED
 from reconciler.errors import DeviceError
 
 ICMP_HEADERS = 28  # IPv4 + ICMP echo: a DF ping of ``size`` bytes is a ``size + 28`` packet
