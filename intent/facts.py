@@ -1,16 +1,26 @@
-"""Derived fleet facts: the /31 of every routed port and the router id of every switch.
+"""Derived fleet facts: the /31 (and /127) of every routed port and the router id of
+every switch.
 
 Addresses are allocated from the per-link-class pools in a stable order (links
 sorted by their upper end, in natural port order), the upper end taking the even
-address of each /31; ``addressing.overrides`` replace single ends. Allocated values
-are owned by the pool declaration, overrides by their own line.
+address of each /31; ``addressing.ipv6_pools`` give each link a /127 the same way
+(RFC 6164), in columns of their own. ``addressing.overrides`` replace single ends (an
+IPv6 override the /127 end). Allocated values are owned by the pool declaration,
+overrides by their own line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+)
 
 from intent.models import Addressing
 from intent.resolve import DEVICE, DeviceIntent, Sourced
@@ -23,27 +33,61 @@ from inventory.source import Document
 
 @dataclass(frozen=True, slots=True)
 class PortAddress:
-    """An interface address as an integer and a prefix length (a view: the plan keeps
-    the integers in columns, see :class:`AddressPlan`)."""
+    """An interface address as an integer, a prefix length and an IP version (a view:
+    the plan keeps the integers in columns, see :class:`AddressPlan`)."""
 
     packed: int
     prefixlen: int
+    version: int = 4
 
     @classmethod
-    def of(cls, interface: IPv4Interface) -> PortAddress:
-        return cls(int(interface.ip), interface.network.prefixlen)
+    def of(cls, interface: IPv4Interface | IPv6Interface) -> PortAddress:
+        return cls(int(interface.ip), interface.network.prefixlen, interface.version)
 
     @property
-    def ip(self) -> IPv4Address:
-        return IPv4Address(self.packed)
+    def ip(self) -> IPv4Address | IPv6Address:
+        return IPv4Address(self.packed) if self.version == 4 else IPv6Address(self.packed)
 
     @property
     def subnet(self) -> tuple[int, int]:
-        """(network number, prefix length): equal for both ends of one /31."""
-        return self.packed >> (32 - self.prefixlen), self.prefixlen
+        """(network number, prefix length): equal for both ends of one /31 or /127."""
+        bits = 32 if self.version == 4 else 128
+        return self.packed >> (bits - self.prefixlen), self.prefixlen
 
     def __str__(self) -> str:
-        return interface_text(self.packed, self.prefixlen)
+        if self.version == 4:
+            return interface_text(self.packed, self.prefixlen)
+        return ipv6_interface_text(self.packed, self.prefixlen)
+
+
+def ipv6_interface_text(packed: int, prefixlen: int) -> str:
+    """``fc00::1/127``: an IPv6 interface address as the NOSes print it (compressed)."""
+    return f"{IPv6Address(packed)}/{prefixlen}"
+
+
+class Ipv6Column:
+    """The /127 of every cable end (-1: none) and its owner, by end code."""
+
+    def __init__(self, size: int) -> None:
+        self.packed: list[int] = [-1] * size
+        self.prefixlen = bytearray(size)
+        self.owner: list[Owner | None] = [None] * size
+
+    def assign(self, end: int, packed: int, prefixlen: int, owner: Owner) -> None:
+        self.packed[end] = packed
+        self.prefixlen[end] = prefixlen
+        self.owner[end] = owner
+
+    def sourced_at(self, end: int) -> Sourced[PortAddress] | None:
+        owner = self.owner[end]
+        if owner is None:
+            return None
+        return Sourced(PortAddress(self.packed[end], self.prefixlen[end], 6), owner[0], owner[1])
+
+    def text_at(self, end: int) -> str | None:
+        """``fc00::1/127``, or None when the end has no IPv6 address."""
+        packed = self.packed[end]
+        return None if packed < 0 else ipv6_interface_text(packed, self.prefixlen[end])
 
 
 Owner = tuple[Location, int]
@@ -67,6 +111,7 @@ class AddressPlan:
         self.order: list[int] = []
         """End codes in the order their addresses were first given (pools, then overrides
         of ports no pool covers)."""
+        self.ipv6 = Ipv6Column(size)
         self.router_ids: dict[str, Sourced[IPv4Address]] = {}
         self.problems: list[Problem] = []
 
@@ -92,31 +137,51 @@ class AddressPlan:
         end = self.cabling.end(device, port)
         return None if end is None else self.sourced_at(end)
 
+    def ipv6_address(self, device: str, port: str) -> Sourced[PortAddress] | None:
+        """The /127 end of a cabled port, or None."""
+        end = self.cabling.end(device, port)
+        return None if end is None else self.ipv6.sourced_at(end)
+
+
+Pools = dict[LinkClass, tuple[IPv4Network | IPv6Network, Location]]
+
 
 def _merge_pools(
-    sections: Sequence[tuple[Document, Addressing]], plan: AddressPlan
-) -> tuple[dict[LinkClass, tuple[IPv4Network, Location]], tuple[IPv4Network, Location] | None]:
-    pools: dict[LinkClass, tuple[IPv4Network, Location]] = {}
-    loopbacks: tuple[IPv4Network, Location] | None = None
+    sections: Sequence[tuple[Document, Addressing]], plan: AddressPlan, key: str
+) -> Pools:
+    """Each link class's pool under ``addressing.<key>``; a second declaration is a problem."""
+    pools: Pools = {}
     for doc, section in sections:
-        for link_class, network in section.pools.items():
-            where = doc.where("addressing", "pools", link_class.value)
+        declared: dict[LinkClass, IPv4Network] | dict[LinkClass, IPv6Network] = getattr(
+            section, key
+        )
+        for link_class, network in declared.items():
+            where = doc.where("addressing", key, link_class.value)
             if link_class in pools:
                 plan.problems.append(
                     Problem(
                         where,
-                        f"pool for {link_class.value} is already defined at {pools[link_class][1]}",
+                        f"{key[:-1].replace('_', ' ')} for {link_class.value} is already "
+                        f"defined at {pools[link_class][1]}",
                     )
                 )
             else:
                 pools[link_class] = (network, where)
+    return pools
+
+
+def _merge_loopbacks(
+    sections: Sequence[tuple[Document, Addressing]], plan: AddressPlan
+) -> tuple[IPv4Network, Location] | None:
+    loopbacks: tuple[IPv4Network, Location] | None = None
+    for doc, section in sections:
         if section.loopbacks is not None:
             where = doc.where("addressing", "loopbacks")
             if loopbacks is not None:
                 plan.problems.append(Problem(where, f"loopbacks already defined at {loopbacks[1]}"))
             else:
                 loopbacks = (section.loopbacks, where)
-    return pools, loopbacks
+    return loopbacks
 
 
 def _pool_members(cabling: CablingIndex, link_class: LinkClass) -> list[int]:
@@ -156,41 +221,70 @@ def _allocate(plan: AddressPlan, members: list[int], base: int, owner: Owner) ->
         address += 2
 
 
+def _allocate6(column: Ipv6Column, members: list[int], base: int, owner: Owner) -> None:
+    """Cable i of an IPv6 pool gets the /127 at ``base + 2 i``, its upper end the even
+    address (as :func:`_allocate` does with /31s)."""
+    address = base
+    for index in members:
+        upper = 2 * index + 1
+        column.assign(upper, address, 127, owner)
+        column.assign(upper - 1, address + 1, 127, owner)
+        address += 2
+
+
+def _allocate_pools(plan: AddressPlan, cabling: CablingIndex, pools: Pools) -> None:
+    for link_class, (network, where) in pools.items():
+        members = _pool_members(cabling, link_class)
+        width = 31 if network.version == 4 else 127
+        if len(members) * 2 > network.num_addresses:
+            plan.problems.append(
+                Problem(
+                    where,
+                    f"pool {network} holds {network.num_addresses // 2} "
+                    f"/{width}s but {link_class.value} has {len(members)} links",
+                )
+            )
+            continue
+        if network.version == 4:
+            _allocate(plan, members, int(network.network_address), (where, 0))
+        else:
+            _allocate6(plan.ipv6, members, int(network.network_address), (where, 0))
+
+
 def plan_addresses(
     sections: Sequence[tuple[Document, Addressing]],
     devices: Mapping[str, Device],
     cabling: CablingIndex,
     intent: Mapping[str, DeviceIntent],
 ) -> AddressPlan:
-    """Allocate /31s per routed link and router ids per switch, then apply overrides."""
+    """Allocate /31s (and /127s) per routed link and router ids per switch, then apply
+    overrides."""
     plan = AddressPlan(cabling)
-    pools, loopbacks = _merge_pools(sections, plan)
-    for link_class, (network, where) in pools.items():
-        members = _pool_members(cabling, link_class)
-        if len(members) * 2 > network.num_addresses:
-            plan.problems.append(
-                Problem(
-                    where,
-                    f"pool {network} holds {network.num_addresses // 2} "
-                    f"/31s but {link_class.value} has {len(members)} links",
-                )
-            )
-            continue
-        _allocate(plan, members, int(network.network_address), (where, 0))
-    seen: dict[Endpoint, Location] = {}
+    pools = _merge_pools(sections, plan, "pools")
+    ipv6_pools = _merge_pools(sections, plan, "ipv6_pools")
+    loopbacks = _merge_loopbacks(sections, plan)
+    _allocate_pools(plan, cabling, pools)
+    _allocate_pools(plan, cabling, ipv6_pools)
+    seen: dict[tuple[Endpoint, int], Location] = {}
     for doc, section in sections:
         for i, override in enumerate(section.overrides):
             where = doc.where("addressing", "overrides", i)
             end = Endpoint(override.device, override.port)
+            address = override.address
             code = cabling.end(override.device, override.port)
             if code is None:
                 plan.problems.append(Problem(where, f"override for {end}: no such cabled port"))
-            elif end in seen:
-                plan.problems.append(Problem(where, f"{end} is already overridden at {seen[end]}"))
+            elif (end, address.version) in seen:
+                plan.problems.append(
+                    Problem(where, f"{end} is already overridden at {seen[end, address.version]}")
+                )
             else:
-                seen[end] = where
-                address = override.address
-                plan.assign(code, int(address.ip), address.network.prefixlen, (where, DEVICE))
+                seen[end, address.version] = where
+                packed, prefixlen = int(address.ip), address.network.prefixlen
+                if address.version == 4:
+                    plan.assign(code, packed, prefixlen, (where, DEVICE))
+                else:
+                    plan.ipv6.assign(code, packed, prefixlen, (where, DEVICE))
     _plan_router_ids(plan, devices, intent, loopbacks)
     return plan
 

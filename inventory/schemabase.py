@@ -8,7 +8,7 @@ with these, so a name or an address is checked the same way wherever it is writt
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints
@@ -32,6 +32,8 @@ def _address_text(value: object) -> object:
     """Addresses are written as text: ``ipaddress`` would read ``10`` as ``0.0.0.10``."""
     if isinstance(value, str | IPv4Address | IPv4Interface | IPv4Network):
         return value
+    if isinstance(value, IPv6Interface | IPv6Network):
+        return value
     raise ValueError("an address is written as text (e.g. 10.0.0.1), not as a number")
 
 
@@ -39,6 +41,9 @@ Ipv4 = Annotated[IPv4Address, BeforeValidator(_address_text)]
 Ipv4Interface = Annotated[IPv4Interface, BeforeValidator(_address_text)]
 Ipv4Network = Annotated[IPv4Network, BeforeValidator(_address_text)]
 """IPv4 values as dotted-quad text only (``10.0.0.1``, ``10.0.0.0/31``)."""
+Ipv6Interface = Annotated[IPv6Interface, BeforeValidator(_address_text)]
+Ipv6Network = Annotated[IPv6Network, BeforeValidator(_address_text)]
+"""IPv6 values as text (``fc00::1/127``, ``fc00:0:1::/64``)."""
 
 
 class Strict(BaseModel):

@@ -9,22 +9,30 @@ switch                                             host (GPU node)
 ``system/nos_version``                             ``firmware/<component>`` (bundle pins)
 ``interfaces/<port>/mtu``                          ``nics/<nic>/mtu``
 ``interfaces/<port>/address`` (/31)                ``nics/<nic>/address`` (/31)
+``interfaces/<port>/ipv6_address`` (/127)
 ``interfaces/<port>/pfc_priorities`` ("3" / "")    ``nics/<nic>/pfc_priorities``
 ``qos/dscp/<dscp>`` -> priority                    ``nics/<nic>/rdma_mtu``
 ``qos/ecn/<prio>/{kmin_kb,kmax_kb,pmax_percent}``  ``qos/dscp/<dscp>`` -> priority
 ``qos/pfc_xoff_kb``, ``qos/pfc_headroom_kb``
 ``bgp/{asn,router_id,maximum_paths}``
-``bgp/neighbors/<peer ip>/{remote_as,inbound_filter}``
+``bgp/neighbors/<neighbor>/{remote_as,inbound_filter}``
 =================================================  ==========================================
+
+A BGP neighbour is keyed as the switch configures it (its ``bgp.peering``): the peer's
+/31 address (``ipv4``), the peer's /127 address (``ipv6``, compressed as the NOSes print
+it: ``fc00::1``), or the switch's own port (``unnumbered``: ``bgp/neighbors/Ethernet1/...``).
 """
 
 from __future__ import annotations
 
 import functools
+from ipaddress import IPv6Address
 from typing import Any
 
+from intent.facts import Ipv6Column
 from intent.fleet import Fleet
 from intent.resolve import DeviceIntent, Sourced
+from intent.sessions import peering_of
 from inventory.gcpause import gc_paused
 from inventory.ipv4 import interface_text, ipv4_text
 from inventory.models import BGP_ROLES, Device, LinkClass, Role
@@ -134,15 +142,21 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
     # per value rendered, not one per session.
     remote_as_of: dict[int, Owned] = {}
     inbound_of: dict[int, Owned] = {}
-    for end in cabling.ends(device.name).values():
+    mode = peering_of(intent)
+    packed = plan.packed if mode == "ipv4" else plan.ipv6.packed
+    for port, end in cabling.ends(device.name).items():
         peer_end = end ^ 1
         peer = cabling.end_device[peer_end]
         if devices[peer].role not in BGP_ROLES:
             continue
-        peer_ip = plan.packed[peer_end]
-        if peer_ip < 0:
-            continue
-        neighbor = f"bgp/neighbors/{ipv4_text(peer_ip)}"
+        if mode == "unnumbered":
+            neighbor = f"bgp/neighbors/{port}"
+        else:
+            peer_ip = packed[peer_end]
+            if peer_ip < 0:
+                continue
+            text = ipv4_text(peer_ip) if mode == "ipv4" else str(IPv6Address(peer_ip))
+            neighbor = f"bgp/neighbors/{text}"
         remote_as = intent.get("bgp", "neighbors", peer, "remote_as") or peer_intent[peer].get(
             "bgp", "asn"
         )
@@ -163,7 +177,8 @@ def _render_ports(
     fleet: Fleet, name: str, kind: str, values: _PortValues, out: dict[str, Owned]
 ) -> None:
     """Per cabled port, in natural port order: the MTU layers, the /31, the PFC set
-    (``interfaces/<port>/...`` on a switch, ``nics/<nic>/...`` on a host)."""
+    (``interfaces/<port>/...`` on a switch, ``nics/<nic>/...`` on a host), and on a
+    switch the /127 where an IPv6 pool gives one."""
     cabling, plan = fleet.cabling, fleet.addresses
     classes, packed, prefixlen, owner = (
         cabling.link_class,
@@ -172,6 +187,7 @@ def _render_ports(
         plan.owner,
     )
     suffixes = tuple(_SUFFIX[layer] for layer in values.layers)
+    ipv6 = plan.ipv6.packed
     for port, end in cabling.ends(name).items():
         layers, pfc = values.of(classes[end >> 1])
         layer_paths, address_path, pfc_path = _port_paths(kind, port, suffixes)
@@ -182,6 +198,15 @@ def _render_ports(
         if address >= 0 and owned_by is not None:
             out[address_path] = Owned(interface_text(address, prefixlen[end]), owned_by[0])
         out[pfc_path] = pfc
+        if ipv6[end] >= 0 and kind == "interfaces":
+            _put_ipv6(plan.ipv6, kind, port, end, out)
+
+
+def _put_ipv6(column: Ipv6Column, kind: str, port: str, end: int, out: dict[str, Owned]) -> None:
+    """A switch port's /127 (``addressing.ipv6_pools``): hosts keep their IPv4 /31."""
+    text, owned_by = column.text_at(end), column.owner[end]
+    if text is not None and owned_by is not None:
+        out[f"{kind}/{port}/ipv6_address"] = Owned(text, owned_by[0])
 
 
 _SUFFIX = {"switch_port": "mtu", "host": "mtu", "rdma": "rdma_mtu"}
