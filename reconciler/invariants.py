@@ -134,8 +134,8 @@ def _remote_as_towards(mine: State, theirs: State, pl: PortLink) -> Scalar:
     """The remote-as of the session over ``pl``: keyed by the peer's IPv4 or IPv6 address,
     or (unnumbered) by the local port; None when there is none."""
     keys = [f"bgp/neighbors/{pl.local.port}/remote_as"]
-    for field in ("address", "ipv6_address"):
-        address = theirs.get(f"interfaces/{pl.peer.port}/{field}")
+    for kind in ("address", "ipv6_address"):
+        address = theirs.get(f"interfaces/{pl.peer.port}/{kind}")
         if isinstance(address, str):
             keys.append(f"bgp/neighbors/{address.split('/')[0]}/remote_as")
     return next((mine[key] for key in keys if mine.get(key) is not None), None)
