@@ -21,6 +21,9 @@ switch                                             host (GPU node)
 A BGP neighbour is keyed as the switch configures it (its ``bgp.peering``): the peer's
 /31 address (``ipv4``), the peer's /127 address (``ipv6``, compressed as the NOSes print
 it: ``fc00::1``), or the switch's own port (``unnumbered``: ``bgp/neighbors/Ethernet1/...``).
+A switch peering ``ipv6`` or ``unnumbered`` also renders the other keys of each session
+as absent (``None``, owned by its ``bgp.peering`` line), so moving a fleet off numbered
+IPv4 removes the neighbours it replaces.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import functools
 from ipaddress import IPv6Address
 from typing import Any
 
-from intent.facts import Ipv6Column
+from intent.facts import AddressPlan, Ipv6Column
 from intent.fleet import Fleet
 from intent.resolve import DeviceIntent, Sourced
 from intent.sessions import peering_of
@@ -143,20 +146,26 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
     remote_as_of: dict[int, Owned] = {}
     inbound_of: dict[int, Owned] = {}
     mode = peering_of(intent)
-    packed = plan.packed if mode == "ipv4" else plan.ipv6.packed
+    gone = None if mode == "ipv4" else _removed(intent)
+    packed = plan.packed
     for port, end in cabling.ends(device.name).items():
         peer_end = end ^ 1
         peer = cabling.end_device[peer_end]
         if devices[peer].role not in BGP_ROLES:
             continue
-        if mode == "unnumbered":
-            neighbor = f"bgp/neighbors/{port}"
-        else:
+        if gone is None:  # ipv4, the common case: no other keys to look at
             peer_ip = packed[peer_end]
             if peer_ip < 0:
                 continue
-            text = ipv4_text(peer_ip) if mode == "ipv4" else str(IPv6Address(peer_ip))
-            neighbor = f"bgp/neighbors/{text}"
+            neighbor = f"bgp/neighbors/{ipv4_text(peer_ip)}"
+        else:
+            key, stale = _neighbor_keys(plan, mode, port, peer_end)
+            for other in stale:
+                out[f"bgp/neighbors/{other}/remote_as"] = gone
+                out[f"bgp/neighbors/{other}/inbound_filter"] = gone
+            if key is None:
+                continue
+            neighbor = f"bgp/neighbors/{key}"
         remote_as = intent.get("bgp", "neighbors", peer, "remote_as") or peer_intent[peer].get(
             "bgp", "asn"
         )
@@ -171,6 +180,27 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
             if owned is None:
                 owned = inbound_of[id(inbound)] = Owned(inbound.value or "", inbound.origin)
             out[f"{neighbor}/inbound_filter"] = owned
+
+
+def _removed(intent: DeviceIntent) -> Owned:
+    """A neighbour the switch no longer peers with, owned by its ``bgp.peering`` line."""
+    return Owned(None, _owner(intent.get("bgp", "peering")))
+
+
+def _neighbor_keys(
+    plan: AddressPlan, mode: str, port: str, peer_end: int
+) -> tuple[str | None, list[str]]:
+    """The key an ``ipv6`` or ``unnumbered`` switch configures a session under (None: the
+    peer has no /127), and the keys of the other modes it drops: a switch moved off
+    numbered IPv4 (or between the two) removes the neighbours it peered with before."""
+    v4, v6 = plan.packed[peer_end], plan.ipv6.packed[peer_end]
+    keys = {
+        "ipv4": ipv4_text(v4) if v4 >= 0 else None,
+        "ipv6": str(IPv6Address(v6)) if v6 >= 0 else None,
+        "unnumbered": port,
+    }
+    mine = keys.pop(mode)
+    return mine, [key for key in keys.values() if key is not None]
 
 
 def _render_ports(

@@ -403,7 +403,7 @@ class Editor:
                 "BGP_NEIGHBOR_AF",
                 f"default|{s.subject}|ipv6_unicast",
                 "admin_status",
-                "true",
+                "up",
             )
 
     def _local_address(self, space: str, peer: str) -> str | None:

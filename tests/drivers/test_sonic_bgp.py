@@ -2,7 +2,8 @@
 ``BGP_NEIGHBOR|Ethernet0`` in bgpcfgd mode, ``BGP_NEIGHBOR|default|Vlan100`` with a
 ``peer_type`` in frrcfgd mode (sonic-bgp-neighbor.yang: the key's ``neighbor`` is an
 address, a port, a PortChannel or a VLAN). They are parsed, reported under their
-interface name, never written, and the switch stays observable."""
+interface name, written only in frrcfgd mode (test_sonic_unnumbered.py), and the switch
+stays observable."""
 
 from __future__ import annotations
 
