@@ -128,7 +128,7 @@ ROWS = (
         "`bgp/neighbors/<peer>/inbound_filter`",
         "`bgpraw` peer or peer group (bgpcfgd), `BGP_NEIGHBOR_AF` (frrcfgd); the peer's "
         "family: `ipv6_unicast` for an IPv6 peer, `ipv4_unicast` for an IPv4 or interface one",
-        "`BGP_NEIGHBOR_AF|default|<peer>|<family>` `route_map_in` (frrcfgd only)",
+        "`BGP_NEIGHBOR_AF\\|default\\|<peer>\\|<family>` `route_map_in` (frrcfgd only)",
         "bgpcfgd mode: route-maps sit on template peer groups",
         (
             ("bgp/neighbors/10.0.0.1/inbound_filter", {"system/bgp_config": "bgpcfgd"}, "peer"),
@@ -151,7 +151,7 @@ ROWS = (
     Row(
         "`bgp/neighbors/<interface>/remote_as` (unnumbered)",
         "`BGP_NEIGHBOR` interface keys: `asn`, else `peer_type`",
-        "`BGP_NEIGHBOR|default|<port>` `asn` (frrcfgd: FRR's `neighbor <port> interface "
+        "`BGP_NEIGHBOR\\|default\\|<port>` `asn` (frrcfgd: FRR's `neighbor <port> interface "
         "remote-as N`), the port's `INTERFACE` row `ipv6_use_link_local_only: enable`",
         "bgpcfgd mode: its templates render peers by address",
         (
