@@ -65,10 +65,16 @@ def ipv6_interface_text(packed: int, prefixlen: int) -> str:
     return f"{IPv6Address(packed)}/{prefixlen}"
 
 
-class Ipv6Column:
-    """The /127 of every cable end (-1: none) and its owner, by end code."""
+Owner = tuple[Location, int]
+"""Who owns an address: the pool or override line, and its scope (DEVICE for overrides)."""
 
-    def __init__(self, size: int) -> None:
+
+class AddressColumn:
+    """One address per cable end, by end code: the address as an integer (-1: none), the
+    prefix length and the owner (shared by every address of one pool)."""
+
+    def __init__(self, size: int, version: int) -> None:
+        self.version = version
         self.packed: list[int] = [-1] * size
         self.prefixlen = bytearray(size)
         self.owner: list[Owner | None] = [None] * size
@@ -82,56 +88,41 @@ class Ipv6Column:
         owner = self.owner[end]
         if owner is None:
             return None
-        return Sourced(PortAddress(self.packed[end], self.prefixlen[end], 6), owner[0], owner[1])
+        address = PortAddress(self.packed[end], self.prefixlen[end], self.version)
+        return Sourced(address, owner[0], owner[1])
 
     def text_at(self, end: int) -> str | None:
-        """``fc00::1/127``, or None when the end has no IPv6 address."""
+        """``10.0.0.1/31`` or ``fc00::1/127``, or None when the end has no address."""
         packed = self.packed[end]
-        return None if packed < 0 else ipv6_interface_text(packed, self.prefixlen[end])
+        if packed < 0:
+            return None
+        text = interface_text if self.version == 4 else ipv6_interface_text
+        return text(packed, self.prefixlen[end])
 
 
-Owner = tuple[Location, int]
-"""Who owns an address: the pool or override line, and its scope (DEVICE for overrides)."""
-
-
-class AddressPlan:
+class AddressPlan(AddressColumn):
     """Cable end -> interface address, device -> router id; each with its owner.
 
-    Addresses sit in columns indexed by the cabling index's end codes: the 32-bit
-    address (-1: none), the prefix length and the owner, shared by every address of
-    one pool. :meth:`address` builds a :class:`Sourced` view on request.
+    The IPv4 addresses are this column, the IPv6 ones (``addressing.ipv6_pools``) the
+    :attr:`ipv6` column, both indexed by the cabling index's end codes.
+    :meth:`address` builds a :class:`Sourced` view on request.
     """
 
     def __init__(self, cabling: CablingIndex | None = None) -> None:
         self.cabling = cabling if cabling is not None else CablingIndex((), (), {})
         size = 2 * len(self.cabling.links)
-        self.packed: list[int] = [-1] * size
-        self.prefixlen = bytearray(size)
-        self.owner: list[Owner | None] = [None] * size
+        super().__init__(size, 4)
         self.order: list[int] = []
         """End codes in the order their addresses were first given (pools, then overrides
         of ports no pool covers)."""
-        self.ipv6 = Ipv6Column(size)
+        self.ipv6 = AddressColumn(size, 6)
         self.router_ids: dict[str, Sourced[IPv4Address]] = {}
         self.problems: list[Problem] = []
 
     def assign(self, end: int, packed: int, prefixlen: int, owner: Owner) -> None:
         if self.packed[end] < 0:
             self.order.append(end)
-        self.packed[end] = packed
-        self.prefixlen[end] = prefixlen
-        self.owner[end] = owner
-
-    def sourced_at(self, end: int) -> Sourced[PortAddress] | None:
-        owner = self.owner[end]
-        if owner is None:
-            return None
-        return Sourced(PortAddress(self.packed[end], self.prefixlen[end]), owner[0], owner[1])
-
-    def text_at(self, end: int) -> str | None:
-        """``10.0.0.1/31``, or None when the end has no address."""
-        packed = self.packed[end]
-        return None if packed < 0 else interface_text(packed, self.prefixlen[end])
+        super().assign(end, packed, prefixlen, owner)
 
     def address(self, device: str, port: str) -> Sourced[PortAddress] | None:
         end = self.cabling.end(device, port)
@@ -221,7 +212,7 @@ def _allocate(plan: AddressPlan, members: list[int], base: int, owner: Owner) ->
         address += 2
 
 
-def _allocate6(column: Ipv6Column, members: list[int], base: int, owner: Owner) -> None:
+def _allocate6(column: AddressColumn, members: list[int], base: int, owner: Owner) -> None:
     """Cable i of an IPv6 pool gets the /127 at ``base + 2 i``, its upper end the even
     address (as :func:`_allocate` does with /31s)."""
     address = base

@@ -32,7 +32,7 @@ import functools
 from ipaddress import IPv6Address
 from typing import Any
 
-from intent.facts import AddressPlan, Ipv6Column
+from intent.facts import AddressColumn, AddressPlan
 from intent.fleet import Fleet
 from intent.resolve import DeviceIntent, Sourced
 from intent.sessions import peering_of
@@ -232,7 +232,7 @@ def _render_ports(
             _put_ipv6(plan.ipv6, kind, port, end, out)
 
 
-def _put_ipv6(column: Ipv6Column, kind: str, port: str, end: int, out: dict[str, Owned]) -> None:
+def _put_ipv6(column: AddressColumn, kind: str, port: str, end: int, out: dict[str, Owned]) -> None:
     """A switch port's /127 (``addressing.ipv6_pools``): hosts keep their IPv4 /31."""
     text, owned_by = column.text_at(end), column.owner[end]
     if text is not None and owned_by is not None:

@@ -10,8 +10,6 @@ import pytest
 
 from inventory.problems import UNKNOWN
 from reconciler.drivers.base import Outcome
-from reconciler.drivers.eos_lines import render_session
-from reconciler.drivers.eos_parse import config_state, read_config, text_tree
 from reconciler.drivers.eos_ranges import expand
 from reconciler.drivers.netmiko_eos import EosDriver
 from reconciler.drivers.safevalues import SafeValues
@@ -19,6 +17,7 @@ from reconciler.errors import ConfigRejected
 from reconciler.settings import Owned, Scalar, diff
 from tests.drivers.conftest import Switches
 from tests.drivers.eosboot import boot_eos
+from tests.drivers.eostext import applied, lines_for, state_of
 from tests.switchsim.eos_config import GLOBAL, apply_line
 from tests.switchsim.eos_render import running_config
 from tests.switchsim.eos_view import boot_config
@@ -60,27 +59,6 @@ router bgp 65101
    neighbor 10.0.0.2 route-map FABRIC-IN in
 !
 """
-
-
-def state_of(text: str) -> dict[str, Scalar]:
-    return config_state(read_config(text_tree(text)))
-
-
-def lines_for(text: str, changes: dict[str, Scalar]) -> list[str]:
-    config = read_config(text_tree(text))
-    values = SafeValues("leaf")
-    settings = [values.setting(p, v) for p, v in changes.items()]
-    return render_session("leaf", config_state(config), config, settings)
-
-
-def applied(text: str, lines: list[str]) -> str:
-    """``text`` booted on the simulator with ``lines`` entered, as it prints it back."""
-    config, refused = boot_config(text, ("tx-queue",))
-    assert refused == []
-    context = GLOBAL
-    for line in lines:
-        context, _ = apply_line(config, context, line)
-    return running_config(config, "DCS-7280CR3-32P4", "4.32.1F")
 
 
 def test_interface_ranges_expand_as_eos_writes_them() -> None:
