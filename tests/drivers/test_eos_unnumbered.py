@@ -4,6 +4,7 @@ fe80::1%Et1``), written as EOS takes them, and applied to the simulator over SSH
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,11 @@ def test_unnumbered_applies_over_ssh_and_replans_empty(switches: Switches) -> No
     result = driver.apply(ref, plan, dry_run=False, confirm_within=30)
     assert result.outcome is Outcome.applied, result.error
     assert diff(desired, driver.observe(ref)) == []
+    with driver.pool.session(ref) as session:
+        v4 = json.loads(session.run("show ip bgp summary | json"))["vrfs"]["default"]["peers"]
+        v6 = json.loads(session.run("show bgp ipv6 unicast summary | json"))["vrfs"]["default"]
+    assert {peer: v4[peer]["asn"] for peer in v4} == {
+        "fe80::1%Et1": "65100",
+        "fe80::1%Et2": "65100",
+    }
+    assert v6["peers"] == {}
