@@ -23,10 +23,9 @@ from intent.serve import ServeConfig
 from intent.sources import SourcesConfig
 from inventory.models import LinkClass, Platform, Role
 from inventory.schemabase import (
+    IpInterface,
     Ipv4,
-    Ipv4Interface,
     Ipv4Network,
-    Ipv6Interface,
     Ipv6Network,
     Label,
     Name,
@@ -180,7 +179,7 @@ class FirmwareCatalog(FirmwareSettings):
 class AddressOverride(Strict):
     device: Name
     port: PortName
-    address: Ipv4Interface | Ipv6Interface
+    address: IpInterface
 
 
 class Addressing(Strict):

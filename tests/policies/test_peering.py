@@ -223,3 +223,17 @@ def test_generated_127s_are_unique_and_both_ends_agree(nodes: int, seed: int, bl
 
 def _evaluate(fleet: FleetCopy) -> PolicyReport:
     return fleet.evaluate()
+
+
+def test_an_override_of_neither_family_is_one_problem_at_its_line(tmp_path: Path) -> None:
+    """An override address that is neither IPv4 nor IPv6 is one problem naming both
+    families, not one per family."""
+    fleet = peering_fleet(tmp_path, "ipv6")
+    fleet.append(ADDRESSING_FILE, _override("fc00::zz/127"))
+    with pytest.raises(InputError) as raised:
+        fleet.load()
+    line = at(fleet, ADDRESSING_FILE, "fc00::zz/127")[1]
+    assert [str(p) for p in raised.value.problems] == [
+        f"{ADDRESSING_FILE}:{line}:16: addressing.overrides.0.address: Value error, not an "
+        "IPv4 or IPv6 interface address (e.g. 10.0.0.0/31, fc00::/127) (got 'fc00::zz/127')"
+    ]
