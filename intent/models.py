@@ -23,9 +23,10 @@ from intent.serve import ServeConfig
 from intent.sources import SourcesConfig
 from inventory.models import LinkClass, Platform, Role
 from inventory.schemabase import (
+    IpInterface,
     Ipv4,
-    Ipv4Interface,
     Ipv4Network,
+    Ipv6Network,
     Label,
     Name,
     PortName,
@@ -103,9 +104,26 @@ class NeighborSettings(Strict):
     inbound_filter: FilterName | None = None
 
 
+Peering = Literal["ipv4", "ipv6", "unnumbered"]
+"""How a switch addresses its switch-to-switch sessions: the /31 of each cable (``ipv4``,
+the default), the /127 of each cable (``ipv6``, RFC 6164), or no address at all
+(``unnumbered``: one session per interface over IPv6 link-local, IPv4 routes with IPv6
+next hops, RFC 8950)."""
+
+
 class BgpSettings(Strict):
     asn: Asn | None = None
-    router_id: Ipv4 | None = None
+    router_id: Ipv4 | None = Field(
+        None,
+        description="the 32-bit BGP identifier as a dotted quad, also on IPv6-only and "
+        "unnumbered sessions",
+    )
+    peering: Peering | None = Field(
+        None,
+        description="how switch-to-switch sessions are addressed: ipv4 (a /31 per cable, the "
+        "default), ipv6 (a /127 per cable from addressing.ipv6_pools) or unnumbered "
+        "(interface peers over IPv6 link-local)",
+    )
     maximum_paths: StrictInt | None = Field(None, ge=1, le=1024)
     inbound_filter: FilterName | None = None
     neighbors: dict[Name, NeighborSettings] | None = None
@@ -161,13 +179,17 @@ class FirmwareCatalog(FirmwareSettings):
 class AddressOverride(Strict):
     device: Name
     port: PortName
-    address: Ipv4Interface
+    address: IpInterface
 
 
 class Addressing(Strict):
-    """Point-to-point /31 per routed link, allocated from a pool per link class."""
+    """Point-to-point /31 per routed link, allocated from a pool per link class; with
+    ``ipv6_pools``, a /127 per routed link as well."""
 
     pools: dict[LinkClass, Ipv4Network] = Field(default_factory=dict)
+    ipv6_pools: dict[LinkClass, Ipv6Network] = Field(
+        default_factory=dict, description="a /127 per link of the class (RFC 6164)"
+    )
     loopbacks: Ipv4Network | None = None
     overrides: tuple[AddressOverride, ...] = ()
 
@@ -328,6 +350,7 @@ __all__ = [
     "Group",
     "IntentFile",
     "MtuLayers",
+    "Peering",
     "PlumbConfig",
     "QosSettings",
     "Selector",

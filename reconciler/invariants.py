@@ -119,10 +119,7 @@ def _session_breach(fleet: Fleet, states: Mapping[str, State], pl: PortLink) -> 
         return None
     if fleet.devices[device].role not in BGP_ROLES or fleet.devices[peer].role not in BGP_ROLES:
         return None
-    peer_address = states[peer].get(f"interfaces/{pl.peer.port}/address")
-    if not isinstance(peer_address, str):
-        return None
-    remote_as = states[device].get(f"bgp/neighbors/{peer_address.split('/')[0]}/remote_as")
+    remote_as = _remote_as_towards(states[device], states[peer], pl)
     peer_asn = states[peer].get("bgp/asn")
     if remote_as is not None and peer_asn is not None and remote_as != peer_asn:
         return Breach(
@@ -131,6 +128,17 @@ def _session_breach(fleet: Fleet, states: Mapping[str, State], pl: PortLink) -> 
             f"{device} remote-as {remote_as} for {peer}, which is AS {peer_asn}",
         )
     return None
+
+
+def _remote_as_towards(mine: State, theirs: State, pl: PortLink) -> Scalar:
+    """The remote-as of the session over ``pl``: keyed by the peer's IPv4 or IPv6 address,
+    or (unnumbered) by the local port; None when there is none."""
+    keys = [f"bgp/neighbors/{pl.local.port}/remote_as"]
+    for kind in ("address", "ipv6_address"):
+        address = theirs.get(f"interfaces/{pl.peer.port}/{kind}")
+        if isinstance(address, str):
+            keys.append(f"bgp/neighbors/{address.split('/')[0]}/remote_as")
+    return next((mine[key] for key in keys if mine.get(key) is not None), None)
 
 
 def breaches_around(

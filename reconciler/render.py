@@ -9,22 +9,33 @@ switch                                             host (GPU node)
 ``system/nos_version``                             ``firmware/<component>`` (bundle pins)
 ``interfaces/<port>/mtu``                          ``nics/<nic>/mtu``
 ``interfaces/<port>/address`` (/31)                ``nics/<nic>/address`` (/31)
+``interfaces/<port>/ipv6_address`` (/127)
 ``interfaces/<port>/pfc_priorities`` ("3" / "")    ``nics/<nic>/pfc_priorities``
 ``qos/dscp/<dscp>`` -> priority                    ``nics/<nic>/rdma_mtu``
 ``qos/ecn/<prio>/{kmin_kb,kmax_kb,pmax_percent}``  ``qos/dscp/<dscp>`` -> priority
 ``qos/pfc_xoff_kb``, ``qos/pfc_headroom_kb``
 ``bgp/{asn,router_id,maximum_paths}``
-``bgp/neighbors/<peer ip>/{remote_as,inbound_filter}``
+``bgp/neighbors/<neighbor>/{remote_as,inbound_filter}``
 =================================================  ==========================================
+
+A BGP neighbour is keyed as the switch configures it (its ``bgp.peering``): the peer's
+/31 address (``ipv4``), the peer's /127 address (``ipv6``, compressed as the NOSes print
+it: ``fc00::1``), or the switch's own port (``unnumbered``: ``bgp/neighbors/Ethernet1/...``).
+A switch peering ``ipv6`` or ``unnumbered`` also renders the other keys of each session
+as absent (``None``, owned by its ``bgp.peering`` line), so moving a fleet off numbered
+IPv4 removes the neighbours it replaces.
 """
 
 from __future__ import annotations
 
 import functools
+from ipaddress import IPv6Address
 from typing import Any
 
+from intent.facts import AddressColumn, AddressPlan
 from intent.fleet import Fleet
 from intent.resolve import DeviceIntent, Sourced
+from intent.sessions import peering_of
 from inventory.gcpause import gc_paused
 from inventory.ipv4 import interface_text, ipv4_text
 from inventory.models import BGP_ROLES, Device, LinkClass, Role
@@ -134,15 +145,27 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
     # per value rendered, not one per session.
     remote_as_of: dict[int, Owned] = {}
     inbound_of: dict[int, Owned] = {}
-    for end in cabling.ends(device.name).values():
+    mode = peering_of(intent)
+    gone = None if mode == "ipv4" else _removed(intent)
+    packed = plan.packed
+    for port, end in cabling.ends(device.name).items():
         peer_end = end ^ 1
         peer = cabling.end_device[peer_end]
         if devices[peer].role not in BGP_ROLES:
             continue
-        peer_ip = plan.packed[peer_end]
-        if peer_ip < 0:
-            continue
-        neighbor = f"bgp/neighbors/{ipv4_text(peer_ip)}"
+        if gone is None:  # ipv4, the common case: no other keys to look at
+            peer_ip = packed[peer_end]
+            if peer_ip < 0:
+                continue
+            neighbor = f"bgp/neighbors/{ipv4_text(peer_ip)}"
+        else:
+            key, stale = _neighbor_keys(plan, mode, port, peer_end)
+            for other in stale:
+                out[f"bgp/neighbors/{other}/remote_as"] = gone
+                out[f"bgp/neighbors/{other}/inbound_filter"] = gone
+            if key is None:
+                continue
+            neighbor = f"bgp/neighbors/{key}"
         remote_as = intent.get("bgp", "neighbors", peer, "remote_as") or peer_intent[peer].get(
             "bgp", "asn"
         )
@@ -159,11 +182,33 @@ def _render_bgp(fleet: Fleet, device: Device, intent: DeviceIntent, out: dict[st
             out[f"{neighbor}/inbound_filter"] = owned
 
 
+def _removed(intent: DeviceIntent) -> Owned:
+    """A neighbour the switch no longer peers with, owned by its ``bgp.peering`` line."""
+    return Owned(None, _owner(intent.get("bgp", "peering")))
+
+
+def _neighbor_keys(
+    plan: AddressPlan, mode: str, port: str, peer_end: int
+) -> tuple[str | None, list[str]]:
+    """The key an ``ipv6`` or ``unnumbered`` switch configures a session under (None: the
+    peer has no /127), and the keys of the other modes it drops: a switch moved off
+    numbered IPv4 (or between the two) removes the neighbours it peered with before."""
+    v4, v6 = plan.packed[peer_end], plan.ipv6.packed[peer_end]
+    keys = {
+        "ipv4": ipv4_text(v4) if v4 >= 0 else None,
+        "ipv6": str(IPv6Address(v6)) if v6 >= 0 else None,
+        "unnumbered": port,
+    }
+    mine = keys.pop(mode)
+    return mine, [key for key in keys.values() if key is not None]
+
+
 def _render_ports(
     fleet: Fleet, name: str, kind: str, values: _PortValues, out: dict[str, Owned]
 ) -> None:
     """Per cabled port, in natural port order: the MTU layers, the /31, the PFC set
-    (``interfaces/<port>/...`` on a switch, ``nics/<nic>/...`` on a host)."""
+    (``interfaces/<port>/...`` on a switch, ``nics/<nic>/...`` on a host), and on a
+    switch the /127 where an IPv6 pool gives one."""
     cabling, plan = fleet.cabling, fleet.addresses
     classes, packed, prefixlen, owner = (
         cabling.link_class,
@@ -172,6 +217,7 @@ def _render_ports(
         plan.owner,
     )
     suffixes = tuple(_SUFFIX[layer] for layer in values.layers)
+    ipv6 = plan.ipv6.packed
     for port, end in cabling.ends(name).items():
         layers, pfc = values.of(classes[end >> 1])
         layer_paths, address_path, pfc_path = _port_paths(kind, port, suffixes)
@@ -182,6 +228,15 @@ def _render_ports(
         if address >= 0 and owned_by is not None:
             out[address_path] = Owned(interface_text(address, prefixlen[end]), owned_by[0])
         out[pfc_path] = pfc
+        if ipv6[end] >= 0 and kind == "interfaces":
+            _put_ipv6(plan.ipv6, kind, port, end, out)
+
+
+def _put_ipv6(column: AddressColumn, kind: str, port: str, end: int, out: dict[str, Owned]) -> None:
+    """A switch port's /127 (``addressing.ipv6_pools``): hosts keep their IPv4 /31."""
+    text, owned_by = column.text_at(end), column.owner[end]
+    if text is not None and owned_by is not None:
+        out[f"{kind}/{port}/ipv6_address"] = Owned(text, owned_by[0])
 
 
 _SUFFIX = {"switch_port": "mtu", "host": "mtu", "rdma": "rdma_mtu"}

@@ -5,8 +5,10 @@ five-stage Clos): the spines of one pod share an ASN, each pod's differs from ev
 pod's (a route from pod A reaching pod B through a super-spine would otherwise carry
 pod B's own ASN and be dropped), and the super-spines share one ASN of their own. ASNs
 are private; every session's remote AS is the peer's ASN; maximum-paths covers every
-equal-cost path; every session filters inbound; router ids are unique; both ends of a
-routed link sit in the same /31.
+equal-cost path; every session filters inbound; router ids are unique (and set: also,
+and above all, on IPv6 and unnumbered sessions); both ends of a routed link sit in the
+same /31. Sessions are counted from the cabling, so each holds whatever the switch's
+``bgp.peering`` (see :mod:`policies.builtin.peering`).
 """
 
 from __future__ import annotations
@@ -299,12 +301,7 @@ def router_id_unique(fleet: Fleet) -> Iterator[Finding]:
         for device in fleet.of_role(role):
             rid = fleet.addresses.router_ids.get(device.name)
             if rid is None:
-                yield Finding(
-                    device.name,
-                    f"{device.name} has no router id",
-                    (fleet.where.devices[device.name],),
-                    (device.name,),
-                )
+                yield _no_router_id(fleet, device.name)
             elif rid.value in seen:
                 other, other_rid = seen[rid.value]
                 yield Finding(
@@ -315,6 +312,21 @@ def router_id_unique(fleet: Fleet) -> Iterator[Finding]:
                 )
             else:
                 seen[rid.value] = (device.name, rid)
+
+
+def _no_router_id(fleet: Fleet, name: str) -> Finding:
+    """A missing router id; on IPv6 or unnumbered sessions there is no IPv4 address the
+    switch could take one from, so the finding points at the ``bgp.peering`` line."""
+    peering = fleet.intent[name].get("bgp", "peering")
+    if peering is None or peering.value in (None, "ipv4"):
+        return Finding(name, f"{name} has no router id", (fleet.where.devices[name],), (name,))
+    return Finding(
+        name,
+        f"{name} has no router id: its {peering.value} sessions carry no IPv4 address, and the "
+        "BGP identifier is a 32-bit dotted quad",
+        (peering.origin, fleet.where.devices[name]),
+        (name,),
+    )
 
 
 @policy(

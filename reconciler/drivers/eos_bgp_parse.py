@@ -8,6 +8,12 @@ reads the rest of the running config). What real EOS configurations hold:
 * Neighbours and peer groups (``neighbor G peer group`` / the older ``peer-group``);
   a neighbour inherits ``remote-as`` and route maps from its group; group names are
   not neighbours. Other neighbour options are not plumb's and are not read.
+* **Interface neighbours** (BGP unnumbered, EOS 4.30+): ``neighbor interface Et1-4
+  peer-group G remote-as N`` (or ``peer-filter F``: its AS reads as that text) is one
+  neighbour per port, keyed by the full port name (``Ethernet1``), always in group G.
+  Their sessions run over IPv6 link-local and carry IPv4 routes (RFC 8950), so their
+  route maps are the IPv4 family's, which only G can hold. A link-local neighbour
+  configured by address is keyed with its zone spelled out (``fe80::1%Ethernet1``).
 * **Address families.** ``address-family ipv4`` and ``ipv6`` blocks carry their own
   ``neighbor X route-map NAME in|out`` lines, more specific than the router-level
   ones for that family. The route map in force for a neighbour, per family and
@@ -18,7 +24,7 @@ reads the rest of the running config). What real EOS configurations hold:
 An AS number that is not valid asplain or asdot is observed as its text: never a
 failure of the device, and a value plumb neither compares nor writes from (a change
 based on it is refused when its value is validated). Observed per neighbour (IPv4
-and IPv6 addresses): ``remote_as``; ``inbound_filter``
+and IPv6 addresses, interface names): ``remote_as``; ``inbound_filter``
 and ``outbound_filter``, the route maps in force for the family of the neighbour's
 own address (``""``: none); and ``<family>_inbound_filter`` /
 ``<family>_outbound_filter`` for the other family when the neighbour (or its group)
@@ -37,6 +43,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.drivers.eos_ranges import expand, scoped
 from reconciler.settings import Scalar
 
 FAMILIES = ("ipv4", "ipv6")
@@ -85,9 +92,11 @@ def peer_family(peer: str) -> str:
 
 @dataclass
 class Peer:
-    """A neighbour or peer group as configured at router level (its own lines only)."""
+    """A neighbour or peer group as configured at router level (its own lines only);
+    ``interface``: a ``neighbor interface`` port."""
 
     group: str | None = None
+    interface: bool = False
     remote_as: int | str | None = None
     route_map_in: str | None = None
     route_map_out: str | None = None
@@ -129,7 +138,9 @@ class BgpConfig:
         return self.peers.get(group, Peer()) if group else Peer()
 
     def neighbours(self) -> list[str]:
-        return sorted((p for p in self.peers if peer_address(p) is not None), key=_peer_order)
+        """Addresses, then interface ports."""
+        found = (p for p, v in self.peers.items() if v.interface or peer_address(p) is not None)
+        return sorted(found, key=_peer_order)
 
     def remote_as(self, peer: str) -> int | str | None:
         own = self.peers[peer].remote_as
@@ -165,9 +176,11 @@ class BgpConfig:
         return peer in block.activated or (group is not None and group in block.activated)
 
 
-def _peer_order(peer: str) -> tuple[int, int]:
-    address = ipaddress.ip_address(peer)
-    return address.version, int(address)
+def _peer_order(peer: str) -> tuple[int, int, tuple[int, ...]]:
+    address = peer_address(peer)
+    if address is None:  # an interface neighbour: after the addresses, in port order
+        return 7, 0, tuple(int(n) for n in re.findall(r"\d+", peer))
+    return address.version, int(address), ()
 
 
 def _children(block: Any) -> Mapping[str, Any]:
@@ -182,11 +195,11 @@ def _family(bgp: BgpConfig, name: str, block: Any) -> None:
     for line in _children(block):
         match line.split():
             case ["neighbor", who, "route-map", route_map, "in"]:
-                family.route_map_in[who] = route_map
+                family.route_map_in[scoped(who)] = route_map
             case ["neighbor", who, "route-map", route_map, "out"]:
-                family.route_map_out[who] = route_map
+                family.route_map_out[scoped(who)] = route_map
             case ["neighbor", who, "activate"]:
-                family.activated.add(who)
+                family.activated.add(scoped(who))
 
 
 def read_bgp(bgp: BgpConfig, asn: str, block: Any) -> None:
@@ -203,16 +216,33 @@ def read_bgp(bgp: BgpConfig, asn: str, block: Any) -> None:
                 bgp.asdot = notation == "asdot"
             case ["address-family", ("ipv4" | "ipv6") as family]:
                 _family(bgp, family, sub)
+            case ["neighbor", "interface", ports, ("peer-group" | "peer"), *rest]:
+                _interfaces(bgp, ports, rest)
             case ["neighbor", name, "peer", "group"] | ["neighbor", name, "peer-group"]:
                 bgp.peers.setdefault(name, Peer())
             case ["neighbor", peer, "peer", "group", name] | ["neighbor", peer, "peer-group", name]:
-                bgp.peers.setdefault(peer, Peer()).group = name
+                bgp.peers.setdefault(scoped(peer), Peer()).group = name
             case ["neighbor", peer, "remote-as", remote]:
-                bgp.peers.setdefault(peer, Peer()).remote_as = read_asn(remote)
+                bgp.peers.setdefault(scoped(peer), Peer()).remote_as = read_asn(remote)
             case ["neighbor", peer, "route-map", name, "in"]:
-                bgp.peers.setdefault(peer, Peer()).route_map_in = name
+                bgp.peers.setdefault(scoped(peer), Peer()).route_map_in = name
             case ["neighbor", peer, "route-map", name, "out"]:
-                bgp.peers.setdefault(peer, Peer()).route_map_out = name
+                bgp.peers.setdefault(scoped(peer), Peer()).route_map_out = name
+
+
+def _interfaces(bgp: BgpConfig, ports: str, rest: list[str]) -> None:
+    """``neighbor interface PORTS peer-group G remote-as N | peer-filter F``."""
+    if rest[:1] == ["group"]:  # "peer group G": the spelling of newer releases
+        rest = rest[1:]
+    match rest:
+        case [group, "remote-as", remote]:
+            remote_as: int | str = read_asn(remote)
+        case [group, "peer-filter", name]:
+            remote_as = f"peer-filter {name}"
+        case _:
+            return
+    for port in expand(ports):
+        bgp.peers[port] = Peer(group=group, interface=True, remote_as=remote_as)
 
 
 def bgp_state(bgp: BgpConfig) -> dict[str, Scalar]:

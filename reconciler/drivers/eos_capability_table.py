@@ -69,6 +69,20 @@ ROWS = (
         ),
     ),
     Row(
+        "`interfaces/<port>/ipv6_address`",
+        "the port's first global `ipv6 address` (running config; none: not observed)",
+        "`ipv6 address A/L`, the old one removed first (`no ipv6 address OLD`)",
+        "as `address`",
+        (
+            (
+                "interfaces/Ethernet1/ipv6_address",
+                {"interfaces/Ethernet1/mode": "switched"},
+                "switch",
+            ),
+            ("interfaces/Ethernet1/ipv6_address", PORT, None),
+        ),
+    ),
+    Row(
         "`interfaces/<port>/pfc_priorities`",
         "no-drop priorities where PFC is on, port over qos profile",
         "port lines (`... priority P no-drop`, `... drop` over a profile)",
@@ -112,17 +126,36 @@ ROWS = (
         (("bgp/asn", {}, None), ("bgp/maximum_paths", {}, None)),
     ),
     Row(
-        "`bgp/neighbors/<ipv4>/remote_as`",
+        "`bgp/neighbors/<ipv4>/remote_as`, `bgp/neighbors/<ipv6>/remote_as`",
         "own value, else the peer group's",
-        "per neighbour; equal to the group's: inherited",
+        "per neighbour; equal to the group's: inherited; a new IPv6 neighbour is also "
+        "activated in `address-family ipv6`",
         "never",
-        (("bgp/neighbors/10.0.0.1/remote_as", {}, None),),
+        (
+            ("bgp/neighbors/10.0.0.1/remote_as", {}, None),
+            ("bgp/neighbors/2001:db8::1/remote_as", {}, None),
+        ),
     ),
     Row(
-        "`bgp/neighbors/<ipv4>/inbound_filter`",
-        "the route map in force for IPv4: `show bgp neighbors vrf all \\| json revision 2` "
-        "`routeMapInbound` where the switch answers, else config: own line under "
-        "`address-family ipv4`, the peer group's there, own router-level line, the group's",
+        "`bgp/neighbors/<port>/{remote_as,inbound_filter}` (unnumbered)",
+        "`neighbor interface RANGE peer-group G remote-as N` (`Et1-4,Et7`, one neighbour a "
+        "port; `peer-filter F` reads as that text); the route map in force is G's (IPv4)",
+        "`neighbor interface PORT peer-group G remote-as N`, G the port's group, else the one "
+        "the interface neighbours share, else `UNNUMBERED` (created, activated in IPv4 with "
+        "IPv6 next hops); the route map on G under `address-family ipv4`",
+        "never by rule; at stage: interface neighbours in several groups, a route map the "
+        "group's other members do not want",
+        (
+            ("bgp/neighbors/Ethernet1/remote_as", {}, None),
+            ("bgp/neighbors/Ethernet1/inbound_filter", {}, None),
+        ),
+    ),
+    Row(
+        "`bgp/neighbors/<ipv4>/inbound_filter`, `bgp/neighbors/<ipv6>/inbound_filter`",
+        "the route map in force for the neighbour's family (IPv4 shown): "
+        "`show bgp neighbors vrf all \\| json revision 2` `routeMapInbound` where the switch "
+        "answers, else config: own line under `address-family ipv4`, the peer group's there, "
+        "own router-level line, the group's",
         "where the one in force lives: replaced under the family, or overriding a group's "
         "line there on the neighbour under the family; at router level otherwise",
         "clearing a route map the peer group gives (refused at stage)",
@@ -137,11 +170,11 @@ ROWS = (
         (),
     ),
     Row(
-        "`bgp/neighbors/<ipv6>/remote_as`",
-        "own value, else the peer group's",
+        "`bgp/neighbors/<link-local>%<port>/*`",
+        "`neighbor fe80::1%Et1 ...`, the zone as the full port name",
         "never",
-        "always: IPv6 neighbours are reported, never written",
-        (("bgp/neighbors/2001:db8::1/remote_as", {}, "IPv6"),),
+        "always: plumb writes unnumbered sessions as interface neighbours",
+        (("bgp/neighbors/fe80::1%Ethernet1/remote_as", {}, "link-local"),),
     ),
 )
 

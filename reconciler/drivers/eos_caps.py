@@ -29,7 +29,7 @@ _BYTE_UNITS = ("bytes", "kbytes", "mbytes")
 
 def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | None:
     mode = observed.get(f"interfaces/{port}/mode")
-    if mode == "lag-member" and field in ("mtu", "address"):
+    if mode == "lag-member" and field in ("mtu", "address", "ipv6_address"):
         return (
             f"{port} is a Port-Channel member (channel-group): its {field} is the "
             "Port-Channel's, which plumb does not manage"
@@ -41,7 +41,7 @@ def _port_rule(port: str, field: str, observed: Mapping[str, Scalar]) -> str | N
             f"{port} is a switchport: EOS's `mtu` sets only the L3 MTU of routed ports, and "
             "a switchport forwards frames up to the platform's L2 MTU (9214)"
         )
-    if field == "address":
+    if field in ("address", "ipv6_address"):
         return (
             f"{port} is a switchport: an address needs `no switchport`, which changes the "
             "port's forwarding mode; plumb never changes it implicitly"
@@ -88,8 +88,11 @@ class EosChecker:
                         p.startswith("interfaces/Ethernet") for p in self.observed
                     )
                 return _ecn_rule(queue, self.observed, self._has_ethernet)
-            case ["bgp", "neighbors", peer, _] if ":" in peer:
-                return "IPv6 BGP neighbours are reported, never written"
+            case ["bgp", "neighbors", peer, _] if "%" in peer:
+                return (
+                    "a link-local neighbour configured by address is reported, never written: "
+                    "plumb writes the interface (neighbor interface)"
+                )
         return _REFUSED.get(path)
 
 

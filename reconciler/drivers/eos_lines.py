@@ -39,12 +39,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from reconciler.drivers.eos_bgp_parse import peer_family
 from reconciler.drivers.eos_parse import Ecn, EosConfig, format_asn, natural
+from reconciler.drivers.eos_unnumbered import UnnumberedPeers, is_port
 from reconciler.drivers.safevalues import ECN_FIELDS, SafeValues, Setting
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Scalar
 
-PORT_KINDS = ("mtu", "address", "pfc_priorities")
+PORT_KINDS = ("mtu", "address", "ipv6_address", "pfc_priorities")
 BGP_KINDS = ("asn", "router_id", "maximum_paths", "remote_as", "inbound_filter")
 UNRENDERED = ("pfc_headroom_kb", "pfc_xoff_kb")
 MAX_L3_MTU = 9214  # EOS's `mtu` takes 68-9214
@@ -99,6 +101,10 @@ class Renderer:
             return ["no mtu"] if value is None else [f"mtu {value}"]
         if setting.kind == "address":
             return ["no ip address"] if value is None else [f"ip address {value}"]
+        if setting.kind == "ipv6_address":  # a port holds several: replace, not add
+            old = self.was(setting.path).value
+            out = [f"no ipv6 address {old}"] if old is not None and old != value else []
+            return out + ([f"ipv6 address {value}"] if value is not None and value != old else [])
         return self._pfc(setting.subject, self.values.priorities(value, setting.path))
 
     def _pfc(self, port: str, wanted: list[int]) -> list[str]:
@@ -226,30 +232,48 @@ class Renderer:
                     "no maximum-paths" if value is None else f"maximum-paths {value} ecmp {value}"
                 )
         removed = {s.subject for s in settings if s.kind == "remote_as" and s.value is None}
-        out += [self._remote_as(s) for s in settings if s.kind == "remote_as"]
-        family: list[str] = []
+        families: dict[str, list[str]] = {"ipv4": [], "ipv6": []}
+        unnumbered = UnnumberedPeers(self.device, self.config.bgp, self.before, settings)
+        for setting in settings:
+            if setting.kind != "remote_as":
+                continue
+            if is_port(setting.subject):
+                out += unnumbered.remote_as(setting, self._asn, families["ipv4"])
+            else:
+                out += self._remote_as(setting, families["ipv6"])
         for setting in settings:
             if setting.kind == "inbound_filter" and setting.subject not in removed:
+                if is_port(setting.subject):
+                    families["ipv4"] += unnumbered.route_map(setting)
+                    continue
                 router, block = self._route_map(setting)
                 out += router
-                family += block
-        return out + (["address-family ipv4", *family] if family else [])
+                families[peer_family(setting.subject)] += block
+        for family, lines in families.items():
+            out += [f"address-family {family}", *lines] if lines else []
+        return out
 
-    def _remote_as(self, setting: Setting) -> str:
+    def _remote_as(self, setting: Setting, ipv6: list[str]) -> list[str]:
+        """The neighbour's ``remote-as``; an IPv6 neighbour new to the switch is also
+        activated in ``address-family ipv6`` (EOS activates only IPv4 by default)."""
         peer, value = setting.subject, setting.value
         if value is None:
-            return f"no neighbor {peer}"
+            return [f"no neighbor {peer}"]
         bgp = self.config.bgp
+        if peer_family(peer) == "ipv6" and not bgp.activated(peer, "ipv6"):
+            ipv6.append(f"neighbor {peer} activate")
         inherited = bgp.inherited(peer).remote_as if peer in bgp.peers else None
         if inherited == value:
-            return f"no neighbor {peer} remote-as"
-        return f"neighbor {peer} remote-as {self._asn(value)}"
+            return [f"no neighbor {peer} remote-as"]
+        return [f"neighbor {peer} remote-as {self._asn(value)}"]
 
     def _route_map(self, setting: Setting) -> tuple[list[str], list[str]]:
-        """(router-level lines, ``address-family ipv4`` lines) putting ``setting``'s
-        inbound route map in force, written where the one in force is configured."""
+        """(router-level lines, lines of the neighbour's address family) putting
+        ``setting``'s inbound route map in force, written where the one in force is
+        configured."""
         peer, name = setting.subject, str(setting.value or "")
-        levels = list(self.config.bgp.levels(peer, "ipv4", "in"))
+        family = peer_family(peer)
+        levels = list(self.config.bgp.levels(peer, family, "in"))
         own = {where: value for (where, who), value in levels if who == peer}
         held = [(where, who, value) for (where, who), value in levels if value]
         if not name:
@@ -261,7 +285,7 @@ class Renderer:
                     f"{setting.path}: route map {value} comes from peer group {who}; "
                     "clearing it would change every member of the group",
                 )
-            router, block = own.get("router"), own.get("address-family ipv4")
+            router, block = own.get("router"), own.get(f"address-family {family}")
             return (
                 [f"no neighbor {peer} route-map {router} in"] if router else [],
                 [f"no neighbor {peer} route-map {block} in"] if block else [],

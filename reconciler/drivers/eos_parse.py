@@ -41,6 +41,7 @@ unexpected shape raises :class:`UnexpectedOutput` for that device only.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -67,9 +68,9 @@ UNREADABLE = "unreadable"
 DEFAULT_L3_MTU = 1500
 _VERSION = re.compile(r"^\d+(?:\.\d+)+[A-Za-z]*")
 _WRITABLE = re.compile(
-    r"^(?:system/nos_version|interfaces/Ethernet[0-9/]+/(?:mtu|address|pfc_priorities)|qos/dscp/\d+"
-    r"|qos/ecn/\d/(?:kmin_kb|kmax_kb|pmax_percent)|bgp/(?:asn|router_id|maximum_paths)"
-    r"|bgp/neighbors/[0-9.]+/(?:remote_as|inbound_filter))$"
+    r"^(?:system/nos_version|interfaces/Ethernet[0-9/]+/(?:mtu|address|ipv6_address|pfc_priorities)"
+    r"|qos/dscp/\d+|qos/ecn/\d/(?:kmin_kb|kmax_kb|pmax_percent)|bgp/(?:asn|router_id|maximum_paths)"
+    r"|bgp/neighbors/(?:[0-9.]+|[0-9a-f:]+|Ethernet[0-9/]+)/(?:remote_as|inbound_filter))$"
 )
 
 
@@ -199,6 +200,7 @@ class PortConfig(QosBlock):
     routed: bool = False
     mtu: int | None = None
     address: str | None = None
+    ipv6_address: str | None = None  # the first global one (``ipv6 address X/127``)
     profile: str | None = None
     lag: bool = False  # a ``channel-group`` member
 
@@ -321,6 +323,8 @@ def _port(block: Any) -> PortConfig:
                 port.mtu = int(value)
             case ["ip", "address", address]:
                 port.address = address
+            case ["ipv6", "address", address] if port.ipv6_address is None:
+                port.ipv6_address = _global_ipv6(address)
             case ["service-profile", name]:
                 port.profile = name
             case ["channel-group", *_]:
@@ -361,6 +365,15 @@ def read_config(tree: Tree) -> EosConfig:
     return config
 
 
+def _global_ipv6(text: str) -> str | None:
+    """``fc00::1/127`` as EOS prints it; None for a link-local or unreadable one."""
+    try:
+        address = ipaddress.IPv6Interface(text)
+    except ValueError:
+        return None
+    return None if address.ip.is_link_local else str(address)
+
+
 def config_state(config: EosConfig) -> dict[str, Scalar]:
     """The flat settings a parsed config holds (per port effective values; fleet-wide
     ECN where every port agrees)."""
@@ -375,6 +388,8 @@ def config_state(config: EosConfig) -> dict[str, Scalar]:
         if port.routed:
             out[f"interfaces/{name}/mtu"] = port.mtu or config.default_mtu
         out[f"interfaces/{name}/address"] = port.address if port.routed else None
+        if port.routed and port.ipv6_address is not None:
+            out[f"interfaces/{name}/ipv6_address"] = port.ipv6_address
         out[f"interfaces/{name}/pfc_priorities"] = ",".join(map(str, config.no_drop(name)))
     for number in range(64):
         out[f"qos/dscp/{number}"] = config.dscp.get(number)

@@ -10,7 +10,7 @@ never reach a device. Pure: no I/O, no third-party imports.
 
 :func:`parse_setting` turns one ``(path, value)`` of the switch namespace (see
 :mod:`reconciler.render`) into a typed :class:`Setting`; the path's own parts
-(port, peer address, DSCP, priority) are validated like values.
+(port, peer address or interface, DSCP, priority) are validated like values.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from reconciler.settings import Scalar
 INTERFACE = re.compile(r"^Ethernet[0-9]{1,3}(?:/[0-9]{1,3}){0,2}$")
 _DOTTED = re.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$")
 _PREFIX = re.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,3}){3}/[0-9]{1,2}$")
+_HEX = re.compile(r"^[0-9a-f:]{2,39}$")
+_HEX_PREFIX = re.compile(r"^[0-9a-f:]{2,39}/[0-9]{1,3}$")
 FILTER = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,62}$")
 VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._]{0,39}$")
 NAME = re.compile(r"^plumb-[0-9a-f]{8}$")
@@ -85,6 +87,32 @@ class SafeValues:
             return str(ipaddress.IPv4Interface(text))
         except ValueError:
             raise self._refuse(field, value, "not an IPv4 interface address") from None
+
+    def ipv6(self, value: object, field: str) -> str:
+        """A global IPv6 address in the compressed form the NOSes print; a link-local
+        one is refused (it names no peer without an interface: write the interface)."""
+        text = self._text(value, field, _HEX, "a lower-case IPv6 address")
+        try:
+            address = ipaddress.IPv6Address(text)
+        except ValueError:
+            raise self._refuse(field, value, "not an IPv6 address") from None
+        if address.is_link_local:
+            raise self._refuse(field, value, "a link-local peer is written as its interface")
+        return str(address)
+
+    def ipv6_prefix(self, value: object, field: str) -> str:
+        text = self._text(value, field, _HEX_PREFIX, "an IPv6 address with a prefix length")
+        try:
+            return str(ipaddress.IPv6Interface(text))
+        except ValueError:
+            raise self._refuse(field, value, "not an IPv6 interface address") from None
+
+    def peer(self, value: str, field: str) -> str:
+        """A BGP neighbour as plumb keys it: IPv4 or IPv6 address, or (unnumbered) the
+        Ethernet interface it runs on."""
+        if value.startswith("Ethernet"):
+            return self.interface(value, field)
+        return self.ipv6(value, field) if ":" in value else self.ipv4(value, field)
 
     def integer(self, value: object, field: str, bounds: tuple[int, int]) -> int:
         low, high = bounds
@@ -152,12 +180,12 @@ class SafeValues:
                 return Setting(path, "router_id", "", rid)
             case ["bgp", "maximum_paths"]:
                 return Setting(path, "maximum_paths", "", self._optional_int(value, path, PATHS))
-            case ["bgp", "neighbors", peer, "remote_as"]:
+            case ["bgp", "neighbors", *peer, "remote_as"] if peer:  # "Ethernet1/1" holds "/"
                 asn = self._optional_int(value, path, ASN)
-                return Setting(path, "remote_as", self.ipv4(peer, path), asn)
-            case ["bgp", "neighbors", peer, "inbound_filter"]:
+                return Setting(path, "remote_as", self.peer("/".join(peer), path), asn)
+            case ["bgp", "neighbors", *peer, "inbound_filter"] if peer:
                 name = "" if value in (None, "") else self.filter_name(value, path)
-                return Setting(path, "inbound_filter", self.ipv4(peer, path), name)
+                return Setting(path, "inbound_filter", self.peer("/".join(peer), path), name)
         raise ConfigRejected(self.device, f"{path}: not a setting switch drivers can write")
 
     def _optional_int(self, value: Scalar, path: str, bounds: tuple[int, int]) -> int | None:
@@ -169,6 +197,9 @@ class SafeValues:
         if field == "address":
             address = None if value in (None, "") else self.ipv4_prefix(value, path)
             return Setting(path, "address", port, address)
+        if field == "ipv6_address":
+            address = None if value in (None, "") else self.ipv6_prefix(value, path)
+            return Setting(path, "ipv6_address", port, address)
         if field == "pfc_priorities":
             text = "" if value is None else value
             listed = self.priorities(text, path)

@@ -13,13 +13,16 @@ SONiC configures FRR in one of two ways, told apart by ``DEVICE_METADATA|localho
   ``max_ebgp_paths``, ``BGP_NEIGHBOR|default|<ip>`` ``asn`` and
   ``BGP_NEIGHBOR_AF|default|<ip>|ipv4_unicast`` ``route_map_in``.
 
-``system/bgp_config`` reports the mode. IPv6 peers are reported (``remote_as`` only)
-and never written. A peer keyed by an interface name (``BGP_NEIGHBOR|Ethernet0``,
-``BGP_NEIGHBOR|default|Vlan100``: BGP unnumbered, FRR's ``neighbor IF interface``) is
-reported the same way, under its interface name: its ``asn``, else its ``peer_type``
-(``external`` / ``internal``, FRR's ``remote-as external``). An AS that is not a number
-(``bgp_asn: "None"`` on a chassis supervisor) is no AS: BGP is unconfigured. A key that
-is neither an address nor an interface name, or a row without either field, is skipped (``None``),
+``system/bgp_config`` reports the mode. IPv6 peers are read like IPv4 ones, their
+inbound route-map from the ``ipv6_unicast`` family (``BGP_NEIGHBOR_AF|default|<ip>|
+ipv6_unicast``, bgpraw's ``address-family ipv6 unicast``). A peer keyed by an interface
+name (``BGP_NEIGHBOR|default|Ethernet0``, ``BGP_NEIGHBOR|Ethernet0``: BGP unnumbered,
+FRR's ``neighbor IF interface``) is read under its interface name: its ``asn``, else its
+``peer_type`` (``external`` / ``internal``, FRR's ``remote-as external``), and its
+inbound route-map from ``ipv4_unicast`` (IPv4 routes with IPv6 next hops, RFC 8950).
+An AS that is not a number (``bgp_asn: "None"`` on a chassis supervisor) is no AS: BGP
+is unconfigured. A key that is neither an address nor an interface name, or a row
+without either field, is skipped (``None``),
 never the device's failure. On a multi-ASIC switch each ASIC namespace runs its own BGP:
 peers are merged over the namespaces.
 """
@@ -88,12 +91,18 @@ def remote_as(fields: Mapping[str, Any]) -> Scalar:
     return kind if kind in ("external", "internal") else None
 
 
+def af_of(peer: str) -> str:
+    """The config_db address family of a peer's inbound route-map: its own address's,
+    IPv4 for an interface (unnumbered) peer."""
+    return "ipv6_unicast" if ":" in peer else "ipv4_unicast"
+
+
 def parse_bgpraw(text: str) -> dict[str, Any]:
     """FRR running config -> router-id, ipv4 maximum-paths, inbound route-map per peer
-    (a peer group's route-map applies to its members)."""
+    in the peer's family (a peer group's route-map applies to its members)."""
     found: dict[str, Any] = {"router_id": None, "maximum_paths": None, "maps": {}}
     groups: dict[str, str] = {}
-    maps: dict[str, str] = {}
+    maps: dict[str, dict[str, str]] = {}  # family -> peer or group -> route-map
     in_bgp, family = False, ""
     for raw in text.splitlines():
         words = raw.split()
@@ -118,11 +127,14 @@ def parse_bgpraw(text: str) -> dict[str, Any]:
         elif words[0] == "neighbor" and len(words) == 4 and words[2] == "peer-group":
             groups[words[1]] = words[3]
         elif words[0] == "neighbor" and len(words) == 5 and words[2:5:2] == ["route-map", "in"]:
-            maps.update({words[1]: words[3]} if family in ("", "ipv4 unicast") else {})
-    for peer, group in groups.items():
-        if peer not in maps and group in maps:
-            maps[peer] = maps[group]
-    found["maps"] = maps
+            maps.setdefault(family.replace(" ", "_") or "ipv4_unicast", {})[words[1]] = words[3]
+    per_peer: dict[str, str] = {}
+    for peer in {*groups, *(p for by in maps.values() for p in by)}:
+        by = maps.get(af_of(peer), {})
+        name = by.get(peer) or by.get(groups.get(peer, ""))
+        if name is not None:
+            per_peer[peer] = name
+    found["maps"] = per_peer
     return found
 
 
@@ -141,9 +153,7 @@ def _frrcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
         if vrf != "default" or not peer:
             continue
         out[f"bgp/neighbors/{peer}/remote_as"] = remote_as(fields)
-        if ":" in peer or not is_address(peer):
-            continue
-        maps = filters.get(f"default|{peer}|ipv4_unicast", {}).get("route_map_in") or [""]
+        maps = filters.get(f"default|{peer}|{af_of(peer)}", {}).get("route_map_in") or [""]
         out[f"bgp/neighbors/{peer}/inbound_filter"] = str(
             maps[0] if isinstance(maps, list) else maps
         )
@@ -164,9 +174,8 @@ def _bgpcfgd(db: Mapping[str, Any], out: dict[str, Scalar]) -> None:
         if vrf != "default" or not peer:
             continue
         out[f"bgp/neighbors/{peer}/remote_as"] = remote_as(fields)
-        if ":" not in peer and is_address(peer):
-            name = None if running is None else running["maps"].get(peer, "")
-            out[f"bgp/neighbors/{peer}/inbound_filter"] = name
+        name = None if running is None else running["maps"].get(peer, "")
+        out[f"bgp/neighbors/{peer}/inbound_filter"] = name
 
 
 def parse_bgp(spaces: Spaces) -> dict[str, Scalar]:

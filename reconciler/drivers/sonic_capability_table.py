@@ -125,31 +125,46 @@ ROWS = (
         ),
     ),
     Row(
-        "`bgp/neighbors/<ipv4>/inbound_filter`",
-        "`bgpraw` peer or peer group (bgpcfgd), `BGP_NEIGHBOR_AF` (frrcfgd)",
-        "`BGP_NEIGHBOR_AF` `route_map_in` (frrcfgd only)",
+        "`bgp/neighbors/<peer>/inbound_filter`",
+        "`bgpraw` peer or peer group (bgpcfgd), `BGP_NEIGHBOR_AF` (frrcfgd); the peer's "
+        "family: `ipv6_unicast` for an IPv6 peer, `ipv4_unicast` for an IPv4 or interface one",
+        "`BGP_NEIGHBOR_AF\\|default\\|<peer>\\|<family>` `route_map_in` (frrcfgd only)",
         "bgpcfgd mode: route-maps sit on template peer groups",
         (
             ("bgp/neighbors/10.0.0.1/inbound_filter", {"system/bgp_config": "bgpcfgd"}, "peer"),
             ("bgp/neighbors/10.0.0.1/inbound_filter", {"system/bgp_config": "frrcfgd"}, None),
+            ("bgp/neighbors/fc00::1/inbound_filter", {"system/bgp_config": "frrcfgd"}, None),
+            ("bgp/neighbors/Ethernet0/inbound_filter", {"system/bgp_config": "frrcfgd"}, None),
         ),
     ),
     Row(
-        "`bgp/asn`, `bgp/neighbors/<ipv4>/remote_as`",
+        "`bgp/asn`, `bgp/neighbors/<ipv4>/remote_as`, `bgp/neighbors/<ipv6>/remote_as`",
         "`bgp_asn` + `BGP_NEIGHBOR` (bgpcfgd), `BGP_GLOBALS` + `BGP_NEIGHBOR` (frrcfgd)",
-        "same; an AS change of a peer is delete + re-add",
+        "same; an AS change of a peer is delete + re-add; a new IPv6 peer is activated in "
+        "`ipv6_unicast` (frrcfgd)",
         "never (changing the AS of running BGP is refused at stage)",
-        (("bgp/neighbors/10.0.0.1/remote_as", SN5600_202411, None),),
+        (
+            ("bgp/neighbors/10.0.0.1/remote_as", SN5600_202411, None),
+            ("bgp/neighbors/fc00::1/remote_as", SN5600_202411, None),
+        ),
     ),
     Row(
-        "`bgp/neighbors/<ipv6>/remote_as`, `bgp/neighbors/<interface>/remote_as`",
-        "`BGP_NEIGHBOR` (IPv6 keys; interface keys of BGP unnumbered)",
-        "never",
-        "always: IPv6 and unnumbered peers are reported, never written",
+        "`bgp/neighbors/<interface>/remote_as` (unnumbered)",
+        "`BGP_NEIGHBOR` interface keys: `asn`, else `peer_type`",
+        "`BGP_NEIGHBOR\\|default\\|<port>` `asn` (frrcfgd: FRR's `neighbor <port> interface "
+        "remote-as N`), the port's `INTERFACE` row `ipv6_use_link_local_only: enable`",
+        "bgpcfgd mode: its templates render peers by address",
         (
-            ("bgp/neighbors/fc00::1/remote_as", SN5600_202411, "IPv6"),
-            ("bgp/neighbors/Ethernet0/remote_as", SN5600_202411, "interface"),
+            ("bgp/neighbors/Ethernet0/remote_as", {"system/bgp_config": "bgpcfgd"}, "interface"),
+            ("bgp/neighbors/Ethernet0/remote_as", {"system/bgp_config": "frrcfgd"}, None),
         ),
+    ),
+    Row(
+        "`bgp/neighbors/<link-local>/*`",
+        "`BGP_NEIGHBOR` link-local keys",
+        "never",
+        "always: an unnumbered peer is keyed by its interface",
+        (("bgp/neighbors/fe80::1/remote_as", SN5600_202411, "link-local"),),
     ),
 )
 

@@ -5,13 +5,14 @@ Refusals, each decided from the observed state:
 - by port: a PortChannel member's MTU and address (teammgrd sets a member's MTU to its
   PortChannel's, and ``config interface mtu`` / ``ip add`` refuse a member), a VLAN
   member's address (``config interface ip add`` refuses it);
-- never: a PFC pause (xoff) threshold (lossless profiles follow ``dynamic_th``), IPv6
-  peers and peers keyed by an interface (reported, never written), and an install over a
-  build whose version cannot be read;
+- never: a PFC pause (xoff) threshold (lossless profiles follow ``dynamic_th``), a
+  link-local peer address (an unnumbered peer is keyed by its interface), and an install
+  over a build whose version cannot be read;
 - by configuration mode: in bgpcfgd mode (SONiC's default, ``system/bgp_config``)
   router-id, maximum-paths and inbound route-maps come from bgpcfgd's templates and
-  config_db has no field for them; on the dynamic buffer model (``system/buffer_model``)
-  buffermgrd computes the headroom;
+  config_db has no field for them, and peers keyed by an interface are frrcfgd's only
+  (bgpcfgd's templates render a peer by its address); on the dynamic buffer model
+  (``system/buffer_model``) buffermgrd computes the headroom;
 - by release and platform: every write goes through ``config apply-patch``, which a
   release before 202106 does not have, and whose field-operation validators
   (:mod:`.sonic_gcu`, the upstream rule file of the switch's release) guard
@@ -177,10 +178,14 @@ class SonicChecker:
                 "branch plumb can read, so it cannot tell whether an install is due"
             )
         parts = path.split("/")
-        if parts[:2] == ["bgp", "neighbors"] and ":" in parts[2]:
-            return "IPv6 BGP peers are reported, never written"
-        if parts[:2] == ["bgp", "neighbors"] and not is_address(parts[2]):
-            return "BGP peers keyed by an interface (unnumbered) are reported, never written"
+        if parts[:2] == ["bgp", "neighbors"] and parts[2].lower().startswith("fe80:"):
+            return "a link-local peer address is never written: plumb keys it by its interface"
+        if parts[:2] == ["bgp", "neighbors"] and self.bgpcfgd and not is_address(parts[2]):
+            return (
+                "SONiC's default bgpcfgd mode renders each BGP_NEIGHBOR row by its address; a "
+                "peer keyed by an interface (unnumbered) is expressible only with "
+                "frr_mgmt_framework_config (frrcfgd mode)"
+            )
         if self._no_apply_patch is not None and path != "system/nos_version":
             return self._no_apply_patch
         # A fact the state does not hold (a plan from rendered intent, an old snapshot)

@@ -54,6 +54,7 @@ the driver turns into that device's error.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -264,6 +265,21 @@ def _headroom(db: Mapping[str, Any], port: str) -> int | None:
     return shared
 
 
+def _global_ipv6(prefixes: list[str]) -> str | None:
+    """The first global IPv6 address of a port's ``INTERFACE`` keys, compressed as the
+    switch prints it (a link-local or unreadable key is not one)."""
+    for prefix in prefixes:
+        if ":" not in prefix:
+            continue
+        try:
+            address = ipaddress.IPv6Interface(prefix)
+        except ValueError:
+            continue
+        if not address.ip.is_link_local:
+            return str(address)
+    return None
+
+
 def _interfaces(db: Mapping[str, Any], port: str) -> dict[str, Scalar]:
     fields = table(db, "PORT")[port]
     addresses = sorted(
@@ -280,6 +296,9 @@ def _interfaces(db: Mapping[str, Any], port: str) -> dict[str, Scalar]:
         f"{prefix}/pfc_priorities": ",".join(map(str, pfc_priorities(db, port))),
         f"{prefix}/description": str(fields.get("description", "")),
     }
+    ipv6 = _global_ipv6(addresses)
+    if ipv6 is not None:
+        out[f"{prefix}/ipv6_address"] = ipv6
     if fields.get("alias"):
         # lldpmgrd advertises the alias as the port id: the neighbour hears this name
         out[f"{prefix}/alias"] = str(fields["alias"])

@@ -12,13 +12,18 @@ profiles of its own:
   queues that are meant to differ is refused.
 - PFC headroom: the ``xoff`` of the ``BUFFER_PROFILE`` the lossless priority groups
   already reference (static buffer model only; lossy group 0 is never touched).
-- Addresses: only the port's IPv4 ``INTERFACE`` key moves; IPv6 keys stay.
+- Addresses: only the port's IPv4 ``INTERFACE`` key moves for ``address``, only its
+  global IPv6 key for ``ipv6_address``; the other keys (link-local ones too) stay.
 - BGP (:mod:`.sonic_bgp`): bgpcfgd mode writes ``DEVICE_METADATA|localhost``
   ``bgp_asn`` and ``BGP_NEIGHBOR|<ip>``; frrcfgd mode the ``BGP_GLOBALS*`` and
-  ``BGP_NEIGHBOR*`` tables. A peer whose AS changes is deleted and re-added (bgpcfgd
-  never updates a live peer's AS), keeping the fields plumb does not own (``name``,
-  ``local_addr``, ``holdtime``...): :func:`patch_steps` returns the removal and the
-  re-add as two patches applied in turn.
+  ``BGP_NEIGHBOR*`` tables, an IPv6 peer activated in ``ipv6_unicast``
+  (``BGP_NEIGHBOR_AF`` ``admin_status``) and an unnumbered one keyed by its port
+  (``BGP_NEIGHBOR|default|Ethernet0``, FRR's ``neighbor Ethernet0 interface``), whose
+  ``INTERFACE|Ethernet0`` row gets ``ipv6_use_link_local_only: enable`` (the session
+  runs over the port's IPv6 link-local address). A peer whose AS changes is deleted
+  and re-added (bgpcfgd never updates a live peer's AS), keeping the fields plumb does
+  not own (``name``, ``local_addr``, ``holdtime``...): :func:`patch_steps` returns the
+  removal and the re-add as two patches applied in turn.
 
 Every change is first checked against :func:`.sonic_caps.sonic_inexpressible` with the
 before-state (the plan refuses the same paths), then written in the namespace of the
@@ -34,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.drivers.safevalues import ECN_FIELDS, SafeValues, Setting
-from reconciler.drivers.sonic_bgp import FRRCFGD, bgp_mode, peer_of
+from reconciler.drivers.sonic_bgp import FRRCFGD, af_of, bgp_mode, is_address, peer_of
 from reconciler.drivers.sonic_buffers import (
     SIZING,
     floor_of,
@@ -130,7 +135,7 @@ class Editor:
         if s.kind == "mtu":
             value = None if s.value is None else str(s.value)
             set_field(self._port(s), "PORT", s.subject, "mtu", value)
-        elif s.kind == "address":
+        elif s.kind in ("address", "ipv6_address"):
             self._address(s)
         elif s.kind == "pfc_priorities":
             db = self._port(s)
@@ -171,11 +176,14 @@ class Editor:
                 )
 
     def _address(self, s: Setting) -> None:
-        """Replace the port's IPv4 address; its IPv6 addresses stay."""
+        """Replace the port's IPv4 address (``address``) or its global IPv6 address
+        (``ipv6_address``); its other addresses stay."""
         interfaces = self._port(s).setdefault("INTERFACE", {})
         keys = [k for k in interfaces if k.startswith(f"{s.subject}|")]
         for key in keys:
-            if ":" not in key.partition("|")[2]:
+            prefix = key.partition("|")[2]
+            ipv6 = ":" in prefix
+            if ipv6 == (s.kind == "ipv6_address") and not prefix.lower().startswith("fe80:"):
                 del interfaces[key]
         if s.value is not None:
             interfaces.setdefault(s.subject, {})
@@ -317,6 +325,10 @@ class Editor:
             for key in self.spaces[space].get("BGP_NEIGHBOR", {}):
                 if peer_of(key)[1] == peer:
                     return space
+        if not is_address(peer):  # unnumbered: the namespace of its port
+            if peer not in self.ports:
+                raise self.refuse(path, f"no front-panel port {peer} in PORT")
+            return self.ports[peer]
         address = ipaddress.ip_address(peer)
         for space in self._bgp_spaces():
             for key in self.spaces[space].get("INTERFACE", {}):
@@ -338,7 +350,7 @@ class Editor:
             self._neighbor(s)
         elif s.kind == "inbound_filter":  # frrcfgd only (sonic_caps refuses it otherwise)
             db = self.spaces[self._peer_space(s.subject, s.path)]
-            key = f"default|{s.subject}|ipv4_unicast"
+            key = f"default|{s.subject}|{af_of(s.subject)}"
             set_field(db, "BGP_NEIGHBOR_AF", key, "route_map_in", [s.value] if s.value else None)
         else:  # router_id, maximum_paths: frrcfgd only
             db = self.spaces[self._bgp_spaces()[0]]
@@ -365,9 +377,10 @@ class Editor:
         if s.value is None:
             if key is not None:
                 del peers[key]
-            self.spaces[space].get("BGP_NEIGHBOR_AF", {}).pop(
-                f"default|{s.subject}|ipv4_unicast", None
-            )
+            for family in ("ipv4_unicast", "ipv6_unicast"):
+                self.spaces[space].get("BGP_NEIGHBOR_AF", {}).pop(
+                    f"default|{s.subject}|{family}", None
+                )
             return
         if key is not None:
             row = dict(peers[key]) | {"asn": str(s.value)}
@@ -376,10 +389,22 @@ class Editor:
             return
         key = f"default|{s.subject}" if self.mode == FRRCFGD else s.subject
         row = {"asn": str(s.value), "admin_status": "up"}
-        local = self._local_address(space, s.subject)
+        local = self._local_address(space, s.subject) if is_address(s.subject) else None
         if local is not None and self.mode != FRRCFGD:
             row |= {"local_addr": local, "name": s.subject}
         peers[key] = row
+        if not is_address(s.subject):  # unnumbered: the port needs its IPv6 link-local
+            interfaces = self.spaces[space].setdefault("INTERFACE", {})
+            interfaces.setdefault(s.subject, {}).setdefault("ipv6_use_link_local_only", "enable")
+        if self.mode == FRRCFGD and af_of(s.subject) == "ipv6_unicast":
+            # FRR activates only IPv4 unicast by default: an IPv6 peer is activated there
+            set_field(
+                self.spaces[space],
+                "BGP_NEIGHBOR_AF",
+                f"default|{s.subject}|ipv6_unicast",
+                "admin_status",
+                "up",
+            )
 
     def _local_address(self, space: str, peer: str) -> str | None:
         address = ipaddress.ip_address(peer)

@@ -18,14 +18,12 @@ from hypothesis import strategies as st
 from inventory.problems import UNKNOWN
 from reconciler.drivers.base import Outcome
 from reconciler.drivers.eos_bgp_parse import parse_bgp_peers, reported_policies
-from reconciler.drivers.eos_lines import render_session
-from reconciler.drivers.eos_parse import config_state, read_config, text_tree
 from reconciler.drivers.netmiko_eos import EosDriver
-from reconciler.drivers.safevalues import SafeValues
 from reconciler.errors import ConfigRejected
 from reconciler.settings import Owned, Scalar, diff
 from tests.drivers.conftest import Switches
 from tests.drivers.eosboot import boot_eos
+from tests.drivers.eostext import applied, lines_for, state_of
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus" / "eos"
 
@@ -69,17 +67,6 @@ router bgp 65101
       neighbor 10.0.0.1 route-map RM-AF-IN in
 !
 """
-
-
-def state_of(text: str) -> dict[str, Scalar]:
-    return config_state(read_config(text_tree(text)))
-
-
-def lines_for(text: str, changes: dict[str, Scalar]) -> list[str]:
-    config = read_config(text_tree(text))
-    values = SafeValues("leaf")
-    settings = [values.setting(p, v) for p, v in changes.items()]
-    return render_session("leaf", config_state(config), config, settings)
 
 
 def test_the_route_map_in_force_is_the_most_specific_level() -> None:
@@ -181,28 +168,12 @@ def test_writing_any_route_map_puts_it_in_force(
     text = "\n".join(lines) + "\n"
     before = state_of(text)
     written = lines_for(text, {"bgp/neighbors/10.0.0.1/inbound_filter": wanted})
-    after = state_of(_apply(text, written))
+    after = state_of(applied(text, written))
     assert after["bgp/neighbors/10.0.0.1/inbound_filter"] == wanted
     assert (
         after["bgp/neighbors/10.0.0.3/inbound_filter"]
         == before["bgp/neighbors/10.0.0.3/inbound_filter"]
     )
-
-
-def _apply(text: str, written: list[str]) -> str:
-    """The config text with plumb's BGP lines applied as EOS nests them (router level
-    until `address-family ipv4`, that family after)."""
-    from tests.switchsim.eos_render import running_config
-    from tests.switchsim.eos_view import boot_config
-
-    config, refused = boot_config(text, ("tx-queue",))
-    assert refused == []
-    from tests.switchsim.eos_config import GLOBAL, apply_line
-
-    context = GLOBAL
-    for line in written:
-        context, _ = apply_line(config, context, line)
-    return running_config(config, "DCS-7280CR3-32P4", "4.32.1F")
 
 
 def test_the_device_report_wins_over_what_config_implies() -> None:

@@ -176,7 +176,7 @@ def test_pfc_headroom_and_xoff_are_never_rendered() -> None:
         ("qos/ecn/4/kmax_kb", PORT | {"qos/ecn/4/threshold_unit": "unreadable"}, "plumb can read"),
         ("qos/ecn/3/kmin_kb", {}, "no Ethernet port"),
         ("interfaces/Ethernet5/mtu", {"interfaces/Ethernet5/mode": "lag-member"}, "Port-Channel"),
-        ("bgp/neighbors/2001:db8::1/remote_as", {}, "IPv6"),
+        ("bgp/neighbors/fe80::1%Ethernet1/remote_as", {}, "link-local"),
     ],
 )
 def test_what_eos_cannot_take_is_refused_with_a_reason(

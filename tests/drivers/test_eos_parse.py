@@ -133,13 +133,17 @@ def test_an_ecn_line_plumb_cannot_read_is_an_unknown_not_an_error() -> None:
 
 
 def test_only_the_switch_namespace_is_writable() -> None:
-    """Read-only facts (mode, build, LLDP, units, IPv6 peers) never become changes."""
+    """Read-only facts (mode, build, LLDP, units, link-local peers) never become changes;
+    IPv6 and interface neighbours do."""
     assert writable("interfaces/Ethernet1/1/mtu")
+    assert writable("interfaces/Ethernet1/ipv6_address")
     assert writable("bgp/neighbors/10.0.0.1/inbound_filter")
+    assert writable("bgp/neighbors/2001:db8::1/remote_as")
+    assert writable("bgp/neighbors/Ethernet1/1/remote_as")
+    assert not writable("bgp/neighbors/fe80::1%Ethernet1/remote_as")
     assert not writable("interfaces/Ethernet1/mode")
     assert not writable("system/nos_build")
     assert not writable("qos/ecn/3/threshold_unit")
-    assert not writable("bgp/neighbors/2001:db8::1/remote_as")
     assert not writable("lldp/Ethernet1/system")
 
 

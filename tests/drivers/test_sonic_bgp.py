@@ -2,7 +2,8 @@
 ``BGP_NEIGHBOR|Ethernet0`` in bgpcfgd mode, ``BGP_NEIGHBOR|default|Vlan100`` with a
 ``peer_type`` in frrcfgd mode (sonic-bgp-neighbor.yang: the key's ``neighbor`` is an
 address, a port, a PortChannel or a VLAN). They are parsed, reported under their
-interface name, never written, and the switch stays observable."""
+interface name, written only in frrcfgd mode (test_sonic_unnumbered.py), and the switch
+stays observable."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_unnumbered_peers_are_reported_and_the_rest_still_observed() -> None:
         == parse_running(running("static-202405"))["bgp/neighbors/10.0.0.1/remote_as"]
     )
     assert state["interfaces/Ethernet0/mtu"] == 9100
-    assert "bgp/neighbors/Ethernet0/inbound_filter" not in state
+    assert state["bgp/neighbors/Ethernet0/inbound_filter"] == ""  # FRR holds none for it
 
 
 def test_frrcfgd_unnumbered_peers_are_reported() -> None:
@@ -78,9 +79,11 @@ def test_frrcfgd_unnumbered_peers_are_reported() -> None:
     assert parse_running(data)["bgp/neighbors/Ethernet8/remote_as"] == "internal"
 
 
-def test_unnumbered_peers_are_never_written_and_kept_by_other_writes() -> None:
-    """Writing is refused for them, and a patch for something else leaves them be."""
-    assert sonic_inexpressible("bgp/neighbors/Ethernet0/remote_as", {}) is not None
+def test_unnumbered_peers_are_refused_in_bgpcfgd_mode_and_kept_by_other_writes() -> None:
+    """bgpcfgd renders peers by address, so writing one keyed by an interface is refused
+    there; a patch for something else leaves them be."""
+    bgpcfgd = {"system/bgp_config": "bgpcfgd"}
+    assert sonic_inexpressible("bgp/neighbors/Ethernet0/remote_as", bgpcfgd) is not None
     data = with_unnumbered(running("static-202405"))
     state = parse_running(data)
     values = SafeValues("leaf")

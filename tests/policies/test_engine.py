@@ -47,6 +47,7 @@ BUILTIN_IDS = {
     "bgp.inbound-filter",
     "bgp.router-id-unique",
     "bgp.p2p-31",
+    "bgp.peering-agree",
     "firmware.bundle-validated",
     "firmware.blocked",
     "firmware.gang-uniform",

@@ -13,19 +13,35 @@ inherits ``remote-as`` and route maps from its peer group.
 ``neighbor X activate`` / ``no neighbor X activate`` and ``neighbor X route-map
 NAME in|out`` there apply to that family only and are more specific than the
 router-level route map (`EosBgp.policy`).  Other neighbour options
-(``send-community``, ``maximum-routes``, ``update-source``...), ``neighbor
-interface ...`` peers, ``vrf``/``vlan``/other address-family blocks and the
-remaining router-level commands are kept verbatim (`eos_blocks`).
+(``send-community``, ``maximum-routes``, ``update-source``...), ``vrf``/``vlan``/other
+address-family blocks and the remaining router-level commands are kept verbatim
+(`eos_blocks`).
+
+Interface neighbours (BGP unnumbered, 4.30+): ``neighbor interface RANGE peer-group G
+remote-as N | peer-filter F`` takes a port range (``Et1-4,Et7``, ``Ethernet1/1-4``) of
+an existing peer group; each port holds one such line, replaced by the next and removed
+by ``no neighbor interface RANGE``; they are printed one port a line, by full name.  A
+link-local neighbour address needs its interface (``fe80::1%Et1``): without one EOS
+refuses it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from .eos_blocks import add_line, negate
 from .eos_config import keep_verbatim
 from .eos_model import EosBgp, EosConfig, EosFamily, EosPeer, state_default
-from .eos_modes import GLOBAL, NOT_HERE, ROUTER_BGP, EosContext, incomplete, number
+from .eos_modes import (
+    GLOBAL,
+    NOT_HERE,
+    ROUTER_BGP,
+    EosContext,
+    incomplete,
+    interface_name,
+    number,
+)
 from .eos_vocab import ADDRESS_FAMILY, NEIGHBOR, known, words
 from .eos_vocab import ROUTER_BGP as ROUTER_BGP_WORDS
 from .model import ASN_MAX, check_ipv4
@@ -85,9 +101,71 @@ def _address(token: str) -> str | None:
     """The canonical form of a peer address (link-local ones with their ``%`` zone),
     or None for a group name."""
     try:
-        return str(ipaddress.ip_address(token))
+        address = ipaddress.ip_address(token)
     except ValueError:
         return None
+    if address.version == 6 and address.is_link_local and "%" not in token:
+        raise invalid(f"link-local address {token} requires an interface (e.g. {token}%Et1)")
+    return str(address)
+
+
+_OTHER_PORT = re.compile(r"^(?:Vlan|Port-Channel)[0-9]{1,4}$")
+
+
+def _ports(text: str) -> list[str]:
+    """An interface range (``Et1-4,7``, ``Ethernet1/1-4``, ``Et49/1-52/1``) -> full
+    port names."""
+    ports: list[str] = []
+    for item in text.split(","):
+        if _OTHER_PORT.match(item):  # an SVI or a Port-Channel, one at a time
+            ports.append(item)
+            continue
+        low, dash, high = item.partition("-")
+        first = interface_name("Et" + low if low[:1].isdigit() else low)
+        if not dash:
+            ports.append(first)
+            continue
+        numbers = first[len("Ethernet") :].split("/")
+        top = high.split("/")
+        top = numbers[:-1] + top if len(top) == 1 else top
+        if len(top) != len(numbers) or not all(t.isdigit() for t in top):
+            raise invalid(f"invalid interface range {text}")
+        differ = [i for i, (a, b) in enumerate(zip(numbers, top, strict=True)) if int(a) != int(b)]
+        at = differ[0] if differ else len(numbers) - 1
+        if len(differ) > 1 or int(top[at]) < int(numbers[at]):
+            raise invalid(f"invalid interface range {text}")
+        for n in range(int(numbers[at]), int(top[at]) + 1):
+            ports.append("Ethernet" + "/".join([*numbers[:at], str(n), *numbers[at + 1 :]]))
+    return ports
+
+
+def _interface_neighbors(bgp: EosBgp, rest: list[str], remove: bool) -> None:
+    """``[no] neighbor interface RANGE peer-group G remote-as N | peer-filter F``."""
+    if not rest:
+        raise incomplete()
+    ports = _ports(rest[0])
+    if remove:
+        for port in ports:
+            bgp.interfaces.pop(port, None)
+        return
+    options = rest[1:]
+    if options[:2] == ["peer", "group"]:
+        options = ["peer-group", *options[2:]]
+    match options:
+        case ["peer-group", group, "remote-as", asn]:
+            value = parse_asn(asn)
+            _spell(bgp, asn, value)
+            how = f"remote-as {asn}"
+        case ["peer-group", group, "peer-filter", name]:
+            how = f"peer-filter {name}"
+        case [] | ["peer-group"] | ["peer-group", _] | ["peer-group", _, _]:
+            raise incomplete()
+        case _:
+            raise invalid()
+    if group not in bgp.peer_groups:
+        raise invalid(f"peer group {group} does not exist")
+    for port in ports:
+        bgp.interfaces[port] = (group, how)
 
 
 def _key(bgp: EosBgp, token: str) -> str:
@@ -161,8 +239,10 @@ def _router_line(
             return EosContext("address-family", family)
         case ["no", "address-family", ("ipv4" | "ipv6") as family]:
             bgp.families.pop(family, None)
-        case ["neighbor", "interface", *_] | ["no", "neighbor", "interface", *_]:
-            return keep_verbatim(config, mode, tokens, raw)
+        case ["neighbor", "interface", *rest]:
+            _interface_neighbors(bgp, rest, remove=False)
+        case ["no" | "default", "neighbor", "interface", *rest]:
+            _interface_neighbors(bgp, rest, remove=True)
         case ["neighbor", *rest]:
             _neighbor(bgp, rest, raw)
         case ["no" | "default", "neighbor", *rest]:

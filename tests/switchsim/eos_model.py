@@ -189,6 +189,8 @@ class EosBgp:
     extra: list[Block] = field(default_factory=list)
     spelled: dict[int, str] = field(default_factory=dict)  # AS numbers entered in asdot
     stated: list[str] = field(default_factory=list)  # ``no router-id``... stated defaults
+    # ``neighbor interface``: port -> (peer group, "remote-as N" | "peer-filter F")
+    interfaces: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def shown(self, asn: int) -> str:
         """An AS number as ``show running-config`` prints it: asdot under ``bgp asn
@@ -209,6 +211,7 @@ class EosBgp:
             clone_all(self.extra),
             dict(self.spelled),
             list(self.stated),
+            dict(self.interfaces),
         )
 
     def family(self, name: str) -> EosFamily:

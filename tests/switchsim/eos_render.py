@@ -152,6 +152,11 @@ def _peer_key(address: str) -> tuple[int, int]:
     return ip.version, int(ip)
 
 
+def _port_key(port: str) -> tuple[str, tuple[int, ...]]:
+    kind = port.rstrip("0123456789/")
+    return kind, tuple(int(n) for n in port[len(kind) :].split("/"))
+
+
 def _activation_key(who: str) -> tuple[int, int, int, str]:
     try:
         version, value = _peer_key(who)
@@ -189,6 +194,9 @@ def _bgp_lines(bgp: EosBgp) -> list[str]:
         body += _peer_lines(name, bgp.peer_groups[name], bgp)
     for address in sorted(bgp.neighbors, key=_peer_key):
         body += _peer_lines(address, bgp.neighbors[address], bgp)
+    for port in sorted(bgp.interfaces, key=_port_key):
+        group, how = bgp.interfaces[port]
+        body.append(f"neighbor interface {port} peer-group {group} {how}")
     lines = [f"router bgp {bgp.shown(bgp.asn)}"] + [INDENT + line for line in body]
     lines += render_all([b for b in bgp.extra if not b.children], 1)
     for name in ("ipv4", "ipv6"):

@@ -200,8 +200,14 @@ class EosShell:
                 if as_json:
                     return show.interfaces_json(config, facts)
                 return show.interfaces_text(config, facts)
-            case ["show", ("ip" | "ipv6") as family, "bgp", "summary"]:
-                number = 4 if family == "ip" else 6
+            case ["show", ("ip" | "ipv6") as family, "bgp", "summary"] | [
+                "show",
+                "bgp",
+                ("ipv4" | "ipv6") as family,
+                "unicast",
+                "summary",
+            ]:
+                number = 6 if family == "ipv6" else 4
                 if as_json:
                     return show_bgp.bgp_summary_json(config, facts, number)
                 return show_bgp.bgp_summary_text(config, facts, number)

@@ -1,5 +1,10 @@
-"""EOS BGP show commands, as text and as ``| json``: ``show ip|ipv6 bgp summary``,
-``show ip bgp neighbors`` and ``show [ip] bgp neighbors vrf all``.
+"""EOS BGP show commands, as text and as ``| json``: ``show ip|ipv6 bgp summary`` (or
+``show bgp ipv4|ipv6 unicast summary``), ``show ip bgp neighbors`` and ``show [ip] bgp
+neighbors vrf all``.
+
+An interface neighbour (``neighbor interface Et1 ...``) is listed in the IPv4 summary
+under the link-local address it peers with, zoned by its port (``fe80::1%Et1``): the
+session runs over IPv6 link-local and carries IPv4 routes (RFC 8950).
 
 Values are the ones in force (`eos_model.EosBgp.policy`): a neighbour's AS may come
 from its peer group, and its route maps from its own or its group's lines under the
@@ -71,6 +76,17 @@ def bgp_summary_json(config: EosConfig, facts: DeviceFacts, version: int) -> dic
         }
         for address, remote_as, _route_map in _peers(config, version)
     }
+    if version == 4:
+        for port, (_group, how) in bgp.interfaces.items():
+            kind, _, asn = how.partition(" ")
+            if kind == "remote-as" and port.startswith("Ethernet"):
+                peers[f"fe80::1%Et{port[len('Ethernet') :]}"] = {
+                    "version": 4,
+                    "asn": asn,
+                    "upDownTime": round(facts.boot_time, 3),
+                    "underMaintenance": False,
+                    "peerState": "Established",
+                }
     vrf = {
         "vrf": "default",
         "routerId": bgp.router_id or "0.0.0.0",

@@ -41,18 +41,20 @@ def check_bgpcfgd_change(old: ConfigDb, new: ConfigDb) -> None:
 Peer = tuple[str, dict[str, Any]]
 
 
-def _peers(db: ConfigDb) -> dict[str, list[Peer]]:
-    """BGP_NEIGHBOR rows per VRF (a key is ``<ip>`` or ``<vrf>|<ip>``), IPv4 then IPv6.
-    A key that is no address (an interface of BGP unnumbered) is left to frrcfgd: the
+def _peers(db: ConfigDb, interfaces: bool = False) -> dict[str, list[Peer]]:
+    """BGP_NEIGHBOR rows per VRF (a key is ``<ip>`` or ``<vrf>|<ip>``), IPv4, IPv6, then
+    (with `interfaces`, for frrcfgd) those keyed by an interface (BGP unnumbered): the
     bgpcfgd templates render addresses only."""
-    found: dict[str, list[tuple[tuple[bool, int], Peer]]] = {}
+    found: dict[str, list[tuple[tuple[int, int, str], Peer]]] = {}
     for key, row in db.get("BGP_NEIGHBOR", {}).items():
         vrf, _, peer = key.rpartition("|")
         try:
             address = ipaddress.ip_address(peer)
         except ValueError:
+            if interfaces and vrf:
+                found.setdefault(vrf, []).append(((7, 0, peer), (peer, row)))
             continue
-        order = (address.version == 6, int(address))
+        order = (address.version, int(address), "")
         found.setdefault(vrf or "default", []).append((order, (str(address), row)))
     return {vrf: [peer for _, peer in sorted(rows)] for vrf, rows in found.items()}
 
@@ -80,13 +82,14 @@ def frr_running_config(db: ConfigDb, frr_version: str) -> str:
         "no service integrated-vtysh-config",
         "!",
     ]
-    peers = _peers(db)
     if meta.get("frr_mgmt_framework_config") == "true":
+        peers = _peers(db, interfaces=True)
         for vrf, fields in sorted(db.get("BGP_GLOBALS", {}).items()):
             asn = _number(fields.get("local_asn"))
             if asn is not None:
                 lines += _frrcfgd_instance(db, asn, vrf, fields, peers.get(vrf, []))
         return "\n".join([*lines, "end"])
+    peers = _peers(db)
     asn = _number(meta.get("bgp_asn"))
     if asn is None:
         return "\n".join([*lines, "end"])
@@ -141,6 +144,12 @@ def _bgpcfgd_instance(db: ConfigDb, asn: str, vrf: str, peers: list[Peer]) -> li
     return [*lines, "exit", "!"]
 
 
+def _remote(row: dict[str, Any]) -> str | None:
+    """What frrcfgd writes after ``remote-as``: the AS, else the peer type."""
+    asn = _number(row.get("asn"))
+    return asn if asn is not None else row.get("peer_type")
+
+
 def _frrcfgd_instance(
     db: ConfigDb, asn: str, vrf: str, fields: dict[str, Any], peers: list[Peer]
 ) -> list[str]:
@@ -148,8 +157,12 @@ def _frrcfgd_instance(
     if fields.get("router_id"):
         lines.append(f" bgp router-id {fields['router_id']}")
     lines.append(" bgp log-neighbor-changes")
-    remote = [(p, r) for p, r in peers if _number(r.get("asn")) is not None]
-    lines += [f" neighbor {peer} remote-as {row['asn']}" for peer, row in remote]
+    remote = [(p, r) for p, r in peers if _remote(r) is not None]
+    lines += [
+        f" neighbor {peer}{'' if ':' in peer or '.' in peer else ' interface'} remote-as "
+        f"{_remote(row)}"
+        for peer, row in remote
+    ]
     for family in ("ipv4", "ipv6"):
         af = db.get("BGP_GLOBALS_AF", {}).get(f"{vrf}|{family}_unicast")
         if af is None:

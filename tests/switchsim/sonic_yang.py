@@ -86,10 +86,13 @@ def _check_port(db: ConfigDb) -> None:
 
 
 def _check_interfaces(db: ConfigDb, table: str, owners: set[str]) -> None:
-    for key in db.get(table, {}):
+    for key, row in db.get(table, {}).items():
         name, _, prefix = key.partition("|")
         if name not in owners:
             raise _leafref("/sonic-port:sonic-port/PORT/PORT_LIST/name", name)
+        if "ipv6_use_link_local_only" in row:
+            where = (table, key, "ipv6_use_link_local_only")
+            _enum(row["ipv6_use_link_local_only"], ("enable", "disable"), where)
         if prefix:
             try:
                 ipaddress.ip_interface(prefix)
@@ -121,16 +124,24 @@ def _check_metadata(db: ConfigDb) -> None:
 
 
 def _check_bgp(db: ConfigDb) -> None:
+    """sonic-bgp-neighbor: a ``<ip>`` key (the bgpcfgd list) is an address; a
+    ``<vrf>|<neighbor>`` key (the frrcfgd list) an address or an existing port, VLAN or
+    PortChannel (BGP unnumbered), with ``asn`` or ``peer_type``."""
+    interfaces = {*db.get("PORT", {}), *db.get("VLAN", {}), *db.get("PORTCHANNEL", {})}
     for address, row in db.get("BGP_NEIGHBOR", {}).items():
-        peer = address.rsplit("|", 1)[-1]
+        vrf, _, peer = address.rpartition("|")
         where = ("BGP_NEIGHBOR", address)
         try:
             ipaddress.ip_address(peer)
         except ValueError:
-            raise _constraint(peer, "ip-address", *where, "neighbor") from None
-        if "asn" not in row:
+            if not vrf or peer not in interfaces:
+                raise _constraint(peer, "ip-address", *where, "neighbor") from None
+        if "peer_type" in row:
+            _enum(row["peer_type"], ("internal", "external"), (*where, "peer_type"))
+        elif "asn" not in row:
             raise YangError(f'Missing required element "asn" (path {_where(*where, "asn")})')
-        _uint(row["asn"], 1, 4294967295, (*where, "asn"))
+        if "asn" in row:
+            _uint(row["asn"], 1, 4294967295, (*where, "asn"))
         if "local_addr" in row:
             try:
                 ipaddress.ip_address(row["local_addr"])
