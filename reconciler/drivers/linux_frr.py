@@ -5,7 +5,7 @@ the real-network lab (a network namespace with its NICs).
 Commands go through a :class:`~reconciler.drivers.linux_exec.Runner` (a network
 namespace on this host, or SSH). The driver contract (:mod:`reconciler.drivers.base`):
 
-* **observe**: ports from ``ip -j -d link show`` / ``ip -j -4 address show``
+* **observe**: ports from ``ip -j -d link show`` / ``ip -j address show``
   (:mod:`.linux_links`), BGP from ``vtysh -c 'show version' -c 'show running-config'``
   (:mod:`.linux_frr_config`), and the facts the platform's rule reads
   (``system/platform``, ``system/qdisc_red``; :mod:`.linux_frr_caps`);
@@ -35,6 +35,7 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from ipaddress import IPv4Interface, IPv6Interface
 
 from reconciler.drivers.base import DeviceRef, Driver
 from reconciler.drivers.linux_exec import Ran, Runner
@@ -95,6 +96,10 @@ class FrrAccess:
         if self.vty_socket is not None:
             argv += ["--vty_socket", self.vty_socket]
         return [*argv, config]
+
+    def port_of(self) -> dict[str, str]:
+        """Linux name -> port."""
+        return {name: port for port, name in self.ports.items()}
 
     def file(self, name: str) -> str:
         return f"{self.workdir.rstrip('/')}/{name}"
@@ -172,8 +177,8 @@ class LinuxFrrDriver(Driver):
     def observe(self, device: DeviceRef) -> dict[str, Scalar]:
         access = self.access(device)
         links = self._read(device, ["ip", "-j", "-d", "link", "show"])
-        addresses = self._read(device, ["ip", "-j", "-4", "address", "show"])
-        port_of = {name: port for port, name in access.ports.items()}
+        addresses = self._read(device, ["ip", "-j", "address", "show"])
+        port_of = access.port_of()
         try:
             state = ports_state(links, addresses, _kind(device), port_of)
         except (ValueError, KeyError) as exc:
@@ -189,8 +194,8 @@ class LinuxFrrDriver(Driver):
         if device.role in BGP_ROLES:
             running, multipath = self._frr(device, access)
             try:
-                state.update(bgp_state(running, multipath))
-                state.update(sessions_state(self.bgp_sessions(device)))
+                state.update(bgp_state(running, multipath, port_of))
+                state.update(sessions_state(self.bgp_sessions(device), port_of))
             except (ConfigError, ValueError) as exc:
                 raise DeviceUnreachable(device.name, f"unreadable FRR output: {exc}") from None
         return state
@@ -217,7 +222,8 @@ class LinuxFrrDriver(Driver):
 
     def bgp_sessions(self, device: DeviceRef) -> dict[str, Session]:
         """The switch's BGP sessions now (``show bgp summary json``, every address
-        family): read-only facts for verification and rollout evidence."""
+        family), keyed as FRR keys them (an interface peer by its Linux name):
+        read-only facts for verification and rollout evidence."""
         text = self._read(device, [*self.access(device).vtysh(), "-c", "show bgp summary json"])
         return parse_summary(text)
 
@@ -257,7 +263,7 @@ class LinuxFrrDriver(Driver):
             running, multipath = self._frr(device, access)
             now = {p: v for p, v in before.items() if _is_bgp(p)}
             try:
-                config = candidate(running, apply_changes(now, bgp))
+                config = candidate(running, apply_changes(now, bgp), access.ports)
             except ConfigError as exc:
                 raise ConfigRejected(device.name, str(exc)) from None
             self._put(device, access.file("candidate.conf"), config)
@@ -328,6 +334,15 @@ class LinuxFrrDriver(Driver):
             raise ConfigRejected(ref.name, f"{port}: no such interface")
         if name == "mtu" and not (isinstance(change.after, int) and change.after > 0):
             raise ConfigRejected(ref.name, f"{change.path}: {change.after!r} is no MTU")
+        if name.endswith("address") and change.after not in (None, ""):
+            family = IPv6Interface if name == "ipv6_address" else IPv4Interface
+            try:
+                family(str(change.after))
+            except ValueError:
+                what = "IPv6" if family is IPv6Interface else "IPv4"
+                raise ConfigRejected(
+                    ref.name, f"{change.path}: {change.after!r} is no {what} address/length"
+                ) from None
 
     def _candidate(self, device: DeviceRef, candidate: object) -> FrrCandidate:
         if not isinstance(candidate, FrrCandidate) or candidate.device != device.name:
@@ -345,7 +360,7 @@ class LinuxFrrDriver(Driver):
         ran = self.runner.run(device, access.reload("--test", access.file("candidate.conf")))
         if ran.status != 0:
             raise ConfigRejected(device.name, f"FRR refuses the candidate: {_reload_error(ran)}")
-        would = bgp_state(staged.config, staged.multipath)
+        would = bgp_state(staged.config, staged.multipath, access.port_of())
         now = {p: v for p, v in staged.before.items() if _is_bgp(p)}
         for path in sorted(set(now) | set(would)):
             if now.get(path) != would.get(path):

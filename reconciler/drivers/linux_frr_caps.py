@@ -11,6 +11,9 @@ device is as ``system/platform`` and the facts the rules read:
   answers no DCB query (no ``interfaces/<port>/pfc_priorities`` observed, dcb's error in
   ``interfaces/<port>/dcb``) cannot take it.
 * BGP session state (``bgp_session/...``) is observed only.
+* A BGP neighbour is an IPv4 or global IPv6 address, or a port of the switch (an
+  interface neighbour, BGP unnumbered); a link-local address is written as its
+  interface.
 * The DSCP-to-priority map and the NOS version are not written on this platform; PFC
   pause and headroom thresholds are what the ASIC's buffer manager derives (design
   inputs, as on EOS).
@@ -19,7 +22,9 @@ device is as ``system/platform`` and the facts the rules read:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from ipaddress import IPv6Address
 
+from reconciler.drivers.linux_frr_config import neighbor_kind
 from reconciler.settings import Scalar
 
 LINUX_FRR = "linux-frr"
@@ -74,14 +79,19 @@ class LinuxFrrChecker:
                     "linux-frr runs distribution packages: plumb installs no NOS image there "
                     "(system/frr_version reports what runs)"
                 )
-            case ["bgp", "neighbors", peer, _] if not _is_ipv4(peer):
-                return "interface (unnumbered) BGP neighbours are reported, never written"
+            case ["bgp", "neighbors", *peer, ("remote_as" | "inbound_filter")] if peer:
+                return self._neighbor("/".join(peer))
         return _DESIGN.get(path)
 
-
-def _is_ipv4(text: str) -> bool:
-    parts = text.split(".")
-    return len(parts) == 4 and all(p.isdigit() for p in parts)
+    def _neighbor(self, peer: str) -> str | None:
+        """Why FRR cannot be given this neighbour: a link-local address names no peer
+        without its interface, and an interface neighbour needs the port."""
+        kind = neighbor_kind(peer.split("%")[0])
+        if kind == "ipv6" and (IPv6Address(peer.split("%")[0]).is_link_local or "%" in peer):
+            return "a link-local neighbour is written as its interface (unnumbered)"
+        if kind == "interface" and f"interfaces/{peer}/mtu" not in self.observed:
+            return f"an interface neighbour needs its port, and the switch has no {peer}"
+        return None
 
 
 class NetnsHostChecker:

@@ -7,14 +7,29 @@ Observed (from ``vtysh -c 'show version' -c 'show running-config'``)::
     router bgp 64601                           bgp/asn = 64601
      bgp router-id 10.255.0.5                  bgp/router_id = "10.255.0.5"
      neighbor 10.0.0.1 remote-as 64600         bgp/neighbors/10.0.0.1/remote_as = 64600
+     neighbor fc00::1 remote-as 64600          bgp/neighbors/fc00::1/remote_as = 64600
+     neighbor swp1 interface remote-as 64600   bgp/neighbors/Ethernet1/remote_as = 64600
      address-family ipv4 unicast
       neighbor 10.0.0.1 route-map FABRIC-IN in .../10.0.0.1/inbound_filter = "FABRIC-IN"
+      neighbor swp1 route-map FABRIC-IN in     .../Ethernet1/inbound_filter = "FABRIC-IN"
       maximum-paths 64                         bgp/maximum_paths = 64
+     address-family ipv6 unicast
+      neighbor fc00::1 activate
+      neighbor fc00::1 route-map FABRIC-IN in  .../fc00::1/inbound_filter = "FABRIC-IN"
 
 FRR omits a value equal to its default: no ``maximum-paths`` line means the build's
 ECMP width (``--enable-multipath=N`` in ``show version``), no route-map means an
-inbound filter of ``""``. A neighbour given by interface name (BGP unnumbered) is
-reported under that name.
+inbound filter of ``""``. The inbound filter is the route map of the neighbour's
+family: IPv6 for an IPv6 neighbour (activated there; FRR activates every neighbour in
+IPv4 itself), IPv4 for an IPv4 or interface one. An interface neighbour (BGP
+unnumbered, IPv4 routes over IPv6 link-local) is keyed by its inventory port: the
+device's port -> Linux name map translates both ways, and a name it does not map is
+the port's own.
+
+An interface neighbour needs its peer's link-local address, which FRR learns from
+router advertisements: the candidate also gives its interface ``ipv6 nd ra-interval
+3`` and ``no ipv6 nd suppress-ra`` (zebra's lines, kept when the neighbour goes: RA
+on a link is harmless, and bgpd turns RA on there anyway, every 10 s).
 
 :func:`candidate` rewrites only the ``router bgp`` block: the lines plumb manages are
 rendered from the target state, every other line of the block (timers, ``network``
@@ -27,7 +42,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, ip_address
+from typing import Literal
 
 from reconciler.settings import Scalar
 
@@ -39,6 +55,20 @@ _ROUTER_ID = re.compile(r"^bgp router-id (\S+)$")
 _MAX_PATHS = re.compile(r"^maximum-paths (\d+)$")
 _NEIGHBOR = re.compile(r"^neighbor (\S+) ")
 _HEADER = ("Building configuration...", "Current configuration:")
+_IPV4_AF, _IPV6_AF = "address-family ipv4 unicast", "address-family ipv6 unicast"
+RA_LINES = ("ipv6 nd ra-interval 3", "no ipv6 nd suppress-ra")
+"""An interface neighbour's interface: router advertisements every 3 s, so the peer's
+link-local address is learned in seconds."""
+
+NeighborKind = Literal["ipv4", "ipv6", "interface"]
+
+
+def neighbor_kind(key: str) -> NeighborKind:
+    """How a neighbour key is configured: by IPv4 or IPv6 address, else by interface."""
+    try:
+        return "ipv4" if ip_address(key).version == 4 else "ipv6"
+    except ValueError:
+        return "interface"
 
 
 class ConfigError(ValueError):
@@ -51,11 +81,14 @@ class BgpBlock:
 
     asn: int
     router_id: str | None = None
-    remote_as: dict[str, str] = field(default_factory=dict)
-    inbound: dict[str, str] = field(default_factory=dict)
+    remote_as: dict[str, str] = field(default_factory=dict)  # by FRR's name (an ifname)
+    interfaces: set[str] = field(default_factory=set)  # neighbours declared `interface`
+    inbound: dict[str, str] = field(default_factory=dict)  # ipv4 unicast route-map in
+    inbound6: dict[str, str] = field(default_factory=dict)  # ipv6 unicast route-map in
     maximum_paths: int | None = None
     kept: list[str] = field(default_factory=list)  # top-level lines, unindented
     kept_ipv4: list[str] = field(default_factory=list)  # ipv4 unicast lines, unindented
+    kept_ipv6: list[str] = field(default_factory=list)  # ipv6 unicast lines, unindented
     other_families: list[list[str]] = field(default_factory=list)  # verbatim, indented
 
 
@@ -99,12 +132,15 @@ def parse_block(block: list[str]) -> BgpBlock:
             family = [raw]
             continue
         if family is not None:
+            name = family[0].strip()
             if line == "exit-address-family":
-                if family[0].strip() != "address-family ipv4 unicast":
+                if name not in (_IPV4_AF, _IPV6_AF):
                     parsed.other_families.append([*family, raw])
                 family = None
-            elif family[0].strip() == "address-family ipv4 unicast":
+            elif name == _IPV4_AF:
                 _ipv4_line(parsed, line)
+            elif name == _IPV6_AF:
+                _ipv6_line(parsed, line)
             else:
                 family.append(raw)
             continue
@@ -117,6 +153,8 @@ def _top_line(parsed: BgpBlock, line: str) -> None:
         parsed.router_id = found.group(1)
     elif found := _REMOTE_AS.match(line):
         parsed.remote_as[found.group(1)] = found.group(2)
+        if " interface remote-as " in line:
+            parsed.interfaces.add(found.group(1))
     else:
         parsed.kept.append(line)
 
@@ -130,12 +168,22 @@ def _ipv4_line(parsed: BgpBlock, line: str) -> None:
         parsed.kept_ipv4.append(line)
 
 
+def _ipv6_line(parsed: BgpBlock, line: str) -> None:
+    if found := _ROUTE_MAP_IN.match(line):
+        parsed.inbound6[found.group(1)] = found.group(2)
+    else:
+        parsed.kept_ipv6.append(line)
+
+
 def _as_number(text: str) -> Scalar:
     return int(text) if text.isdigit() else text
 
 
-def bgp_state(running: str, multipath: int | None) -> dict[str, Scalar]:
-    """The flat BGP state of a running configuration (empty without ``router bgp``)."""
+def bgp_state(
+    running: str, multipath: int | None, port_of: Mapping[str, str] | None = None
+) -> dict[str, Scalar]:
+    """The flat BGP state of a running configuration (empty without ``router bgp``);
+    ``port_of`` names an interface neighbour's port by its Linux name."""
     _, block, _ = _split(config_body(running))
     if not block:
         return {}
@@ -147,21 +195,41 @@ def bgp_state(running: str, multipath: int | None) -> dict[str, Scalar]:
         if parsed.maximum_paths is not None
         else multipath,
     }
+    ports = port_of or {}
     for peer, remote in parsed.remote_as.items():
-        state[f"bgp/neighbors/{peer}/remote_as"] = _as_number(remote)
-        state[f"bgp/neighbors/{peer}/inbound_filter"] = parsed.inbound.get(peer, "")
+        key = ports.get(peer, peer) if peer in parsed.interfaces else peer
+        inbound = parsed.inbound6 if neighbor_kind(peer) == "ipv6" else parsed.inbound
+        state[f"bgp/neighbors/{key}/remote_as"] = _as_number(remote)
+        state[f"bgp/neighbors/{key}/inbound_filter"] = inbound.get(peer, "")
     return state
 
 
-def _neighbors(target: Mapping[str, Scalar]) -> dict[str, tuple[Scalar, Scalar]]:
-    found: dict[str, tuple[Scalar, Scalar]] = {}
+@dataclass(frozen=True)
+class Neighbor:
+    """One neighbour of the target: FRR's name for it (an interface neighbour's Linux
+    name), how it is configured, its remote AS and inbound filter."""
+
+    name: str
+    kind: NeighborKind
+    remote_as: Scalar
+    inbound: Scalar
+
+
+_NEIGHBORS, _REMOTE = "bgp/neighbors/", "/remote_as"
+
+
+def _neighbors(target: Mapping[str, Scalar], ifname_of: Mapping[str, str]) -> list[Neighbor]:
+    """The target's neighbours in FRR's names (a port name may hold ``/``)."""
+    found: list[Neighbor] = []
     for path, value in target.items():
-        parts = path.split("/")
-        if len(parts) == 4 and parts[1] == "neighbors" and parts[3] == "remote_as":
-            if value is None:
-                continue
-            found[parts[2]] = (value, target.get(f"bgp/neighbors/{parts[2]}/inbound_filter"))
-    return found
+        if not (path.startswith(_NEIGHBORS) and path.endswith(_REMOTE)) or value is None:
+            continue
+        key = path[len(_NEIGHBORS) : -len(_REMOTE)]
+        kind = neighbor_kind(key)
+        name = ifname_of.get(key, key) if kind == "interface" else key
+        inbound = target.get(f"{_NEIGHBORS}{key}/inbound_filter")
+        found.append(Neighbor(name, kind, value, inbound))
+    return sorted(found, key=lambda n: n.name)
 
 
 def _check(target: Mapping[str, Scalar]) -> int:
@@ -187,50 +255,105 @@ def _peer_lines(lines: list[str], peers: set[str]) -> dict[str, list[str]]:
     return out
 
 
-def render_block(target: Mapping[str, Scalar], kept: BgpBlock | None) -> list[str]:
+def render_block(
+    target: Mapping[str, Scalar], kept: BgpBlock | None, ifname_of: Mapping[str, str]
+) -> list[str]:
     """The ``router bgp`` block holding ``target``'s managed values and ``kept``'s others."""
     asn = _check(target)
     base = kept if kept is not None else BgpBlock(asn)
-    neighbors = _neighbors(target)
-    peers = set(neighbors)
+    neighbors = _neighbors(target, ifname_of)
+    peers = {n.name for n in neighbors}
     lines = [f"router bgp {asn}"]
     if target.get("bgp/router_id") is not None:
         lines.append(f" bgp router-id {target['bgp/router_id']}")
     lines += [f" {line}" for line in base.kept if not _NEIGHBOR.match(line)]
     own = _peer_lines(base.kept, peers)
-    for peer, (remote, _) in sorted(neighbors.items()):
-        lines.append(f" neighbor {peer} remote-as {remote}")
-        lines += [f" {line}" for line in own.get(peer, [])]
-    lines += [" !", " address-family ipv4 unicast"]
+    for n in neighbors:
+        how = "interface remote-as" if n.kind == "interface" else "remote-as"
+        lines.append(f" neighbor {n.name} {how} {n.remote_as}")
+        lines += [f" {line}" for line in own.get(n.name, [])]
+    lines += [" !", f" {_IPV4_AF}"]
     lines += [f"  {line}" for line in base.kept_ipv4 if not _NEIGHBOR.match(line)]
     own_ipv4 = _peer_lines(base.kept_ipv4, peers)
-    for peer, (_, inbound) in sorted(neighbors.items()):
-        lines += [f"  {line}" for line in own_ipv4.get(peer, [])]
+    for n in neighbors:
+        lines += [f"  {line}" for line in own_ipv4.get(n.name, [])]
+        # An IPv6 neighbour's filter is its own family's; a map it has here stays.
+        inbound = base.inbound.get(n.name) if n.kind == "ipv6" else n.inbound
         if inbound:
-            lines.append(f"  neighbor {peer} route-map {inbound} in")
+            lines.append(f"  neighbor {n.name} route-map {inbound} in")
     paths = target.get("bgp/maximum_paths")
     if paths is not None:
         lines.append(f"  maximum-paths {paths}")
     lines.append(" exit-address-family")
+    ipv6 = _ipv6_family(base, neighbors)
+    if ipv6:
+        lines += [" !", f" {_IPV6_AF}", *ipv6, " exit-address-family"]
     for family in base.other_families:
         lines += [" !", *family]
     return [*lines, "exit"]
 
 
-def candidate(running: str, target: Mapping[str, Scalar]) -> str:
+def _ipv6_family(base: BgpBlock, neighbors: list[Neighbor]) -> list[str]:
+    """The ``address-family ipv6 unicast`` lines: kept ones, then each IPv6 neighbour
+    activated with its inbound filter (an IPv4 or interface neighbour's kept map stays)."""
+    lines = [f"  {line}" for line in base.kept_ipv6 if not _NEIGHBOR.match(line)]
+    own = _peer_lines(base.kept_ipv6, {n.name for n in neighbors})
+    for n in neighbors:
+        activate = f"neighbor {n.name} activate"
+        lines += [f"  {line}" for line in own.get(n.name, []) if line != activate]
+        inbound = n.inbound if n.kind == "ipv6" else base.inbound6.get(n.name)
+        if n.kind == "ipv6":
+            lines.append(f"  {activate}")
+        if inbound:
+            lines.append(f"  neighbor {n.name} route-map {inbound} in")
+    return lines
+
+
+def candidate(
+    running: str, target: Mapping[str, Scalar], ifname_of: Mapping[str, str] | None = None
+) -> str:
     """``running`` with its ``router bgp`` block holding ``target``'s BGP values (a
-    target without ``bgp/asn`` removes the block)."""
+    target without ``bgp/asn`` removes the block), and router advertisements on the
+    interfaces of its interface neighbours; ``ifname_of`` maps a port to its Linux name."""
+    ports = ifname_of or {}
     before, block, after = _split(config_body(running))
     kept = parse_block(block) if block else None
     if target.get("bgp/asn") is None:
         rendered: list[str] = []
     else:
         if kept is not None and kept.asn != target["bgp/asn"]:
-            kept = BgpBlock(_check(target), kept=kept.kept, kept_ipv4=kept.kept_ipv4)
-        rendered = render_block(target, kept)
+            kept = BgpBlock(
+                _check(target), kept=kept.kept, kept_ipv4=kept.kept_ipv4, kept_ipv6=kept.kept_ipv6
+            )
+        rendered = render_block(target, kept, ports)
+        interfaces = [n.name for n in _neighbors(target, ports) if n.kind == "interface"]
+        before, after, missing = _with_ra(before, after, interfaces)
+        rendered = [*missing, *rendered]
     at = len(before) if block else _insert_at(before)
     lines = [*before[:at], *rendered, *before[at:], *after]
     return "\n".join(line for line in lines if line != "end") + "\nend\n"
+
+
+def _with_ra(
+    before: list[str], after: list[str], interfaces: list[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """``before`` and ``after`` with the RA lines added to the blocks of ``interfaces``
+    they hold, and the blocks of those they do not hold."""
+    missing: list[str] = []
+    for name in interfaces:
+        header = f"interface {name}"
+        for lines in (before, after):
+            if header in lines:
+                at = lines.index(header) + 1
+                end = at
+                while end < len(lines) and lines[end].startswith(" "):
+                    end += 1
+                held = {line.strip() for line in lines[at:end]}
+                lines[end:end] = [f" {ra}" for ra in RA_LINES if ra not in held]
+                break
+        else:
+            missing += [header, *(f" {ra}" for ra in RA_LINES), "exit", "!"]
+    return before, after, missing
 
 
 def _insert_at(lines: list[str]) -> int:

@@ -8,7 +8,7 @@ interface name::
         "s2": {"remoteAs": 65100, "state": "Established", "pfxRcd": 2, ...}}}}
 
 In flat state (never rendered, so never diffed or written; the capability rule calls
-them read-only)::
+them read-only), an interface peer under its inventory port, as its neighbour is::
 
     bgp_session/<peer>/state               FRR's state: Established, Active, Connect...
     bgp_session/<peer>/prefixes_received   prefixes received, summed over the families
@@ -19,6 +19,7 @@ A peer in several families is one session: its state is the same in each.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reconciler.settings import Scalar
@@ -55,10 +56,14 @@ def parse_summary(text: str) -> dict[str, Session]:
     return sessions
 
 
-def sessions_state(sessions: dict[str, Session]) -> dict[str, Scalar]:
-    """The sessions as flat, read-only state."""
+def sessions_state(
+    sessions: dict[str, Session], port_of: Mapping[str, str] | None = None
+) -> dict[str, Scalar]:
+    """The sessions as flat, read-only state; ``port_of`` names an interface peer's
+    port by its Linux name."""
     state: dict[str, Scalar] = {}
     for peer, session in sorted(sessions.items()):
-        state[f"{PREFIX}{peer}/state"] = session.state
-        state[f"{PREFIX}{peer}/prefixes_received"] = session.prefixes_received
+        key = (port_of or {}).get(peer, peer)
+        state[f"{PREFIX}{key}/state"] = session.state
+        state[f"{PREFIX}{key}/prefixes_received"] = session.prefixes_received
     return state

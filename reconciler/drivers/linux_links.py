@@ -2,11 +2,16 @@
 them (pure); shared by the linux-frr switches (``interfaces/<port>/...``) and the
 namespaced hosts of the real-network lab (``nics/<nic>/...``).
 
-Read from ``ip -j -d link show`` and ``ip -j -4 address show``::
+Read from ``ip -j -d link show`` and ``ip -j address show``::
 
-    <kind>/<port>/mtu         the link's MTU
-    <kind>/<port>/address     its global IPv4 address as ``a.b.c.d/len`` (None: none)
-    <kind>/<port>/link_kind   ``veth``, ``bond``...; "" for a physical port
+    <kind>/<port>/mtu               the link's MTU
+    <kind>/<port>/address           its global IPv4 address as ``a.b.c.d/len`` (None: none)
+    interfaces/<port>/ipv6_address  a switch port's global IPv6 address, compressed as
+                                    ``fc00::1/127`` (None: none; link-local is not one)
+    <kind>/<port>/link_kind         ``veth``, ``bond``...; "" for a physical port
+
+A change of one family's address flushes only that family's global addresses (``to
+0.0.0.0/0`` or ``to ::/0``): the other family and the link-local address stay.
 
 Linux names an interface in at most 15 characters without ``/``; a port whose
 inventory name does not fit is reached through a port -> interface name map (the
@@ -21,8 +26,9 @@ from typing import Any
 
 from reconciler.settings import Change, Scalar
 
-FIELDS = ("mtu", "address")
-"""The port fields plumb writes through iproute2."""
+FIELDS = {"interfaces": ("mtu", "address", "ipv6_address"), "nics": ("mtu", "address")}
+"""The port fields plumb writes through iproute2, by kind."""
+_FAMILY = {"address": ("inet", "0.0.0.0/0"), "ipv6_address": ("inet6", "::/0")}
 
 
 def _json(text: str, what: str) -> list[dict[str, Any]]:
@@ -40,11 +46,16 @@ def ports_state(
 ) -> dict[str, Scalar]:
     """The flat state of every interface but ``lo``; ``port_of`` maps interface names
     back to inventory port names (an unmapped interface keeps its own name)."""
-    global_v4: dict[str, str] = {}
+    fields = [f for f in FIELDS[kind] if f in _FAMILY]
+    found: dict[tuple[str, str], str] = {}
     for entry in _json(addresses, "ip -j address show"):
         for info in entry.get("addr_info", []):
-            if info.get("family") == "inet" and info.get("scope") == "global":
-                global_v4.setdefault(str(entry["ifname"]), f"{info['local']}/{info['prefixlen']}")
+            if info.get("scope") != "global":
+                continue
+            for name in fields:
+                if info.get("family") == _FAMILY[name][0]:
+                    text = f"{info['local']}/{info['prefixlen']}"
+                    found.setdefault((str(entry["ifname"]), name), text)
     state: dict[str, Scalar] = {}
     for entry in _json(links, "ip -j link show"):
         name = str(entry.get("ifname", ""))
@@ -52,7 +63,8 @@ def ports_state(
             continue
         port = port_of.get(name, name)
         state[f"{kind}/{port}/mtu"] = int(entry["mtu"])
-        state[f"{kind}/{port}/address"] = global_v4.get(name)
+        for field in fields:
+            state[f"{kind}/{port}/{field}"] = found.get((name, field))
         state[f"{kind}/{port}/link_kind"] = str(entry.get("linkinfo", {}).get("info_kind", ""))
     return state
 
@@ -62,7 +74,7 @@ def port_field(path: str, kind: str) -> tuple[str, str] | None:
     if not path.startswith(f"{kind}/"):
         return None
     port, _, name = path[len(kind) + 1 :].rpartition("/")
-    return (port, name) if port and name in FIELDS else None
+    return (port, name) if port and name in FIELDS.get(kind, ()) else None
 
 
 def batch_lines(changes: Sequence[Change], kind: str, ifname_of: Mapping[str, str]) -> list[str]:
@@ -77,7 +89,7 @@ def batch_lines(changes: Sequence[Change], kind: str, ifname_of: Mapping[str, st
         if name == "mtu":
             lines.append(f"link set dev {dev} mtu {int(str(change.after))}")
         else:
-            lines.append(f"address flush dev {dev} scope global")
+            lines.append(f"address flush dev {dev} scope global to {_FAMILY[name][1]}")
             if change.after:
                 lines.append(f"address add {change.after} dev {dev}")
     return lines
