@@ -6,6 +6,8 @@ Phases, in order (each phase is one step; all devices of a step change together)
                       maximum-paths, filters, router id)
 2. ``qos-pairs``      PFC priorities and DSCP maps: both ends of a lossless link at once
 3. ``bgp-pairs``      ASNs, remote-as and /31 addresses: both ends of a session at once
+                      (and the inbound filter of a neighbour created or removed: it
+                      lives with the neighbour, and FRR takes no filter without one)
 4. ``mtu-raise-switch``  switch ports whose MTU goes up (fabric links: both ends)
 5. ``rdma-lower``     RDMA path MTUs that go down (before the host MTU under them)
 6. ``mtu-host``       host NIC MTUs
@@ -102,6 +104,8 @@ def phase_of(fleet: Fleet, device: str, change: Change) -> str:
         return "qos-pairs"
     if path == "bgp/asn" or path.endswith("/remote_as") or path.endswith("/address"):
         return "bgp-pairs"
+    if path.endswith("/inbound_filter") and None in (change.before, change.after):
+        return "bgp-pairs"  # the neighbour comes or goes in this step
     if role is Role.gpu_node and path.endswith("/rdma_mtu"):
         return "rdma-raise" if _is_up(change) else "rdma-lower"
     if path.endswith("/mtu"):

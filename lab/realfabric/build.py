@@ -108,8 +108,11 @@ def _node_lines(node: Node) -> list[str]:
         lines.append(f"address add {node.loopback} dev lo")
     for name in node.ports.values():
         lines.append(f"link set dev {name} up")
-    for name, address in node.addresses.items():
-        lines.append(f"address add {address} dev {name}")
+    for name, addresses in node.addresses.items():
+        # The lab's veths are point-to-point links it made: duplicate address
+        # detection finds nothing, and would hold an IPv6 address tentative as bgpd
+        # makes its first connection.
+        lines += [f"address add {a} dev {name}{' nodad' if ':' in a else ''}" for a in addresses]
     if node.default_via is not None:
         lines.append(f"route add default via {node.default_via}")
     return lines

@@ -3,7 +3,8 @@ after a change, as evidence a wave is judged on and as ``plumb verify``'s report
 
 Two probes, both zero-tolerance:
 
-* **BGP**: every session the intent expects on a switch is Established and accepts
+* **BGP**: every session the intent expects on a switch (numbered over IPv4 or IPv6, or
+  unnumbered: :func:`~lab.realfabric.layout.expected_sessions`) is Established and accepts
   routes. A session that does not, after up to ``settle_s`` seconds for a reset to
   come back, counts against the switch (read from the switch; when the switch itself
   cannot be read, from the peer's side of the same cable).
@@ -26,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from intent.fleet import Fleet
-from inventory.models import BGP_ROLES, Role
+from inventory.models import Role
+from lab.realfabric.layout import SessionEnd, expected_sessions
 from lab.realfabric.probes import DeviceBgp, PingResult, bgp_of, df_ping, wait_for_bgp
 from lab.realfabric.state import FabricState, fabric_driver
 from reconciler.drivers.base import DeviceRef
@@ -35,17 +37,6 @@ from reconciler.errors import DeviceError
 
 ICMP_HEADERS = 28  # IPv4 + ICMP echo: a DF ping of ``size`` bytes is a ``size + 28`` packet
 PING_WORKERS = 8
-
-
-@dataclass(frozen=True)
-class SessionEnd:
-    """One expected BGP session as seen from one switch: the key FRR lists the peer
-    under, and the peer's key for this switch (to read the session from its side)."""
-
-    device: str
-    peer: str
-    key: str
-    peer_key: str
 
 
 @dataclass(frozen=True)
@@ -70,25 +61,6 @@ class Probe:
 
 def _bare(address: str | None) -> str | None:
     return None if address is None else address.split("/")[0]
-
-
-def expected_sessions(fleet: Fleet) -> dict[str, list[SessionEnd]]:
-    """Per BGP switch, its sessions to other BGP switches, from the cabling."""
-    cabling, addresses = fleet.cabling, fleet.addresses
-    out: dict[str, list[SessionEnd]] = {}
-    for name, device in fleet.devices.items():
-        if device.role not in BGP_ROLES:
-            continue
-        ends: list[SessionEnd] = []
-        for end in cabling.ends(name).values():
-            peer = cabling.end_device[end ^ 1]
-            if fleet.devices[peer].role not in BGP_ROLES:
-                continue
-            key, peer_key = _bare(addresses.text_at(end ^ 1)), _bare(addresses.text_at(end))
-            if key is not None and peer_key is not None:
-                ends.append(SessionEnd(name, peer, key, peer_key))
-        out[name] = ends
-    return out
 
 
 def _first_backend_nic(fleet: Fleet, node: str) -> str | None:

@@ -5,7 +5,14 @@ state directory so two fabrics on one host never clash. Linux interface names ho
 most 15 characters and no ``/``: a port name that is not one maps deterministically to
 ``<first characters>-<hash>`` (:func:`ifname`), and the map is recorded in the state file.
 Cable MTUs and addresses are the rendered intent (``interfaces/<port>/mtu``,
-``nics/<nic>/address``...), so the lab starts at the fleet's intended port settings.
+``nics/<nic>/address``, a switch port's ``ipv6_address``...), so the lab starts at the
+fleet's intended port settings: a fleet peering ``ipv6`` gets its /127s on the veths, and
+one peering ``unnumbered`` without an IPv4 pool for its switch-to-switch links has only
+their link-local addresses there. Hosts stay IPv4.
+
+The sessions the fabric should have (:func:`expected_sessions`) are keyed as FRR lists
+them in ``show bgp summary json``: by the session's neighbour (the peer's address), and
+an unnumbered one by the Linux name of the switch's own port.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from intent.fleet import Fleet
+from intent.sessions import sessions_of
 from inventory.models import BGP_ROLES, Role
 from reconciler.render import render_device
 from reconciler.settings import Scalar, as_desired_state
@@ -63,7 +71,7 @@ class Node:
     frr: bool  # runs zebra + bgpd
     host: bool  # a GPU node
     ports: dict[str, str]  # inventory port -> Linux interface name
-    addresses: dict[str, str]  # Linux interface name -> a.b.c.d/len
+    addresses: dict[str, tuple[str, ...]]  # Linux interface name -> its IPv4 and IPv6/len
     loopback: str | None = None  # the router id, as a /32 on lo
     default_via: str | None = None  # a host's default gateway (its first NIC's leaf)
 
@@ -82,6 +90,12 @@ class FabricLayout:
 def _port_mtu(state: dict[str, Scalar], kind: str, port: str) -> int:
     value = state.get(f"{kind}/{port}/mtu")
     return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_MTU
+
+
+def _addresses(state: dict[str, Scalar], kind: str, port: str) -> tuple[str, ...]:
+    """The port's intended addresses: IPv4, then IPv6."""
+    found = (state.get(f"{kind}/{port}/{name}") for name in ("address", "ipv6_address"))
+    return tuple(str(value) for value in found if value)
 
 
 def base_config(name: str, asn: int, filters: list[str]) -> str:
@@ -120,9 +134,7 @@ def plan_layout(fleet: Fleet) -> FabricLayout:
         state = states[name]
         ports = {port: ifname(port) for port in cabling.ends(name)}
         addresses = {
-            ports[port]: str(state[f"{kind}/{port}/address"])
-            for port in ports
-            if state.get(f"{kind}/{port}/address")
+            ports[port]: found for port in ports if (found := _addresses(state, kind, port))
         }
         frr = device.role in BGP_ROLES and isinstance(state.get("bgp/asn"), int)
         router_id = state.get("bgp/router_id")
@@ -157,15 +169,47 @@ def plan_layout(fleet: Fleet) -> FabricLayout:
     return FabricLayout(prefix, nodes, veths, base)
 
 
-def expected_peers(fleet: Fleet) -> dict[str, frozenset[str]]:
-    """Each BGP switch's intended neighbours (peer addresses), from the rendered intent."""
-    out: dict[str, frozenset[str]] = {}
+@dataclass(frozen=True)
+class SessionEnd:
+    """One expected BGP session as seen from one switch: the key FRR lists the peer
+    under, and the peer's key for this switch (to read the session from its side)."""
+
+    device: str
+    peer: str
+    key: str
+    peer_key: str
+
+
+def expected_sessions(fleet: Fleet) -> dict[str, list[SessionEnd]]:
+    """Per BGP switch, its sessions to other BGP switches, from the cabling and each
+    switch's ``bgp.peering``; a session without a neighbour (no address allocated) is
+    not expected."""
+    keys: dict[tuple[str, str], str] = {}
+    cables: dict[str, list[tuple[str, str, str]]] = {}
     for name, device in fleet.devices.items():
         if device.role not in BGP_ROLES:
             continue
-        state = render_device(fleet, name)
-        out[name] = frozenset(p.split("/")[2] for p in state if p.startswith("bgp/neighbors/"))
+        cables[name] = []
+        for session in sessions_of(fleet, name):
+            if session.neighbor is not None:
+                unnumbered = session.mode == "unnumbered"
+                keys[name, session.port] = (
+                    ifname(session.neighbor) if unnumbered else session.neighbor
+                )
+            cables[name].append((session.port, session.peer, session.peer_port))
+    out: dict[str, list[SessionEnd]] = {}
+    for name, ends in cables.items():
+        out[name] = [
+            SessionEnd(name, peer, keys[name, port], keys[peer, peer_port])
+            for port, peer, peer_port in ends
+            if (name, port) in keys and (peer, peer_port) in keys
+        ]
     return out
+
+
+def expected_peers(fleet: Fleet) -> dict[str, frozenset[str]]:
+    """Each BGP switch's intended neighbours, as FRR keys their sessions."""
+    return {d: frozenset(e.key for e in ends) for d, ends in expected_sessions(fleet).items()}
 
 
 RUN_DIR = Path("/run/plumb/realfabric")

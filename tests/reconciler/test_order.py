@@ -276,3 +276,23 @@ def test_a_firmware_step_checks_no_link(tmp_path: Path, monkeypatch: pytest.Monk
     steps = order_changes(fleet, {n: [Change("firmware/bios", "1.0", "1.1")] for n in start})
     prove_order(fleet, start, steps)
     assert asked == [{}, {}]
+
+
+def test_a_neighbours_filter_comes_and_goes_with_the_neighbour(base: FleetCopy) -> None:
+    """A filter set on a neighbour being created, or cleared with one being removed, is
+    written in the step that writes its remote-as (FRR takes no filter without the
+    neighbour); a filter changed on a neighbour that stays is device-local."""
+    fleet = base.load()
+    leaf = next(n for n, d in fleet.devices.items() if d.role.value == "leaf")
+    changes = {
+        leaf: [
+            Change("bgp/neighbors/Ethernet33/remote_as", None, 64600),
+            Change("bgp/neighbors/Ethernet33/inbound_filter", None, "FABRIC-IN"),
+            Change("bgp/neighbors/10.0.0.0/remote_as", 64600, None),
+            Change("bgp/neighbors/10.0.0.0/inbound_filter", "FABRIC-IN", None),
+            Change("bgp/neighbors/10.0.0.16/inbound_filter", "FABRIC-IN", "OTHER"),
+        ]
+    }
+    steps = {s.phase: [c.path for c in s.changes[leaf]] for s in order_changes(fleet, changes)}
+    assert steps["device-local"] == ["bgp/neighbors/10.0.0.16/inbound_filter"]
+    assert len(steps["bgp-pairs"]) == 4
