@@ -49,7 +49,7 @@ from reconciler.settings import Scalar
 
 _ROUTER = re.compile(r"^router bgp (\d+)\s*$")
 _MULTIPATH = re.compile(r"--enable-multipath=(\d+)")
-_REMOTE_AS = re.compile(r"^neighbor (\S+) (?:interface )?remote-as (\S+)$")
+_REMOTE_AS = re.compile(r"^neighbor (\S+) (interface (?:v6only )?)?remote-as (\S+)$")
 _ROUTE_MAP_IN = re.compile(r"^neighbor (\S+) route-map (\S+) in$")
 _ROUTER_ID = re.compile(r"^bgp router-id (\S+)$")
 _MAX_PATHS = re.compile(r"^maximum-paths (\d+)$")
@@ -59,6 +59,12 @@ _IPV4_AF, _IPV6_AF = "address-family ipv4 unicast", "address-family ipv6 unicast
 RA_LINES = ("ipv6 nd ra-interval 3", "no ipv6 nd suppress-ra")
 """An interface neighbour's interface: router advertisements every 3 s, so the peer's
 link-local address is learned in seconds."""
+
+INTERFACE = "interface v6only"
+"""How a new interface neighbour is declared: over IPv6 link-local only, as the intent
+means it, even where the port still has an IPv4 /31 (without ``v6only`` FRR peers
+over the /31 and IPv4 routes get IPv4 next hops). An interface neighbour the switch
+declares without it keeps its form."""
 
 NeighborKind = Literal["ipv4", "ipv6", "interface"]
 
@@ -82,7 +88,7 @@ class BgpBlock:
     asn: int
     router_id: str | None = None
     remote_as: dict[str, str] = field(default_factory=dict)  # by FRR's name (an ifname)
-    interfaces: set[str] = field(default_factory=set)  # neighbours declared `interface`
+    interfaces: dict[str, str] = field(default_factory=dict)  # `interface [v6only]`, by name
     inbound: dict[str, str] = field(default_factory=dict)  # ipv4 unicast route-map in
     inbound6: dict[str, str] = field(default_factory=dict)  # ipv6 unicast route-map in
     maximum_paths: int | None = None
@@ -152,9 +158,9 @@ def _top_line(parsed: BgpBlock, line: str) -> None:
     if found := _ROUTER_ID.match(line):
         parsed.router_id = found.group(1)
     elif found := _REMOTE_AS.match(line):
-        parsed.remote_as[found.group(1)] = found.group(2)
-        if " interface remote-as " in line:
-            parsed.interfaces.add(found.group(1))
+        parsed.remote_as[found.group(1)] = found.group(3)
+        if found.group(2):
+            parsed.interfaces[found.group(1)] = found.group(2).strip()
     else:
         parsed.kept.append(line)
 
@@ -269,8 +275,8 @@ def render_block(
     lines += [f" {line}" for line in base.kept if not _NEIGHBOR.match(line)]
     own = _peer_lines(base.kept, peers)
     for n in neighbors:
-        how = "interface remote-as" if n.kind == "interface" else "remote-as"
-        lines.append(f" neighbor {n.name} {how} {n.remote_as}")
+        how = f"{base.interfaces.get(n.name, INTERFACE)} " if n.kind == "interface" else ""
+        lines.append(f" neighbor {n.name} {how}remote-as {n.remote_as}")
         lines += [f" {line}" for line in own.get(n.name, [])]
     lines += [" !", f" {_IPV4_AF}"]
     lines += [f"  {line}" for line in base.kept_ipv4 if not _NEIGHBOR.match(line)]

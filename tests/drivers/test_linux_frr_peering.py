@@ -78,7 +78,7 @@ def test_the_candidate_writes_ipv6_and_interface_neighbours_as_frr_holds_them() 
     }
     text = candidate(bare, target, PORTS)
     lines = text.splitlines()
-    assert " neighbor Ethernet11-1c2f3 interface remote-as 65002" in lines
+    assert " neighbor Ethernet11-1c2f3 interface v6only remote-as 65002" in lines
     assert " neighbor fc00::1 remote-as 65002" in lines
     ipv6 = lines[lines.index(" address-family ipv6 unicast") :]
     assert ipv6[1:3] == ["  neighbor fc00::1 activate", "  neighbor fc00::1 route-map FABRIC-IN in"]
