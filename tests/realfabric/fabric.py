@@ -7,13 +7,16 @@ where they fail."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from benchmarks.genfleet import generate_fleet
 from intent.fleet import Fleet, load_fleet
@@ -21,6 +24,7 @@ from lab.realfabric.build import bring_up, missing_prerequisites, tear_down
 from lab.realfabric.layout import expected_peers
 from lab.realfabric.probes import wait_for_bgp
 from lab.realfabric.state import FabricState, load_state
+from plumb.app import app
 from reconciler.drivers.base import DeviceRef
 
 
@@ -79,3 +83,30 @@ def shared_fabric() -> Fabric:
         atexit.register(remove_fabric, top)
         _SHARED.append(build_fabric(top / "fleet"))
     return _SHARED[0]
+
+
+def run_plumb(root: Path, *args: str) -> tuple[int, str]:
+    """``plumb ARGS`` in ``root``: the exit code and what it printed."""
+    with contextlib.chdir(root):
+        result = CliRunner().invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout + result.stderr
+
+
+@contextlib.contextmanager
+def fabric_up(root: Path) -> Iterator[Path]:
+    """The fleet already written under ``root`` with its real-network lab up (BGP
+    converged), torn down on leaving."""
+    try:
+        build_fabric(root, nodes=0)
+        yield root
+    finally:
+        tear_down(root / ".plumb")
+
+
+def lab_state(root: Path) -> FabricState:
+    """The recorded real-network lab of the fleet under ``root``."""
+    state = load_state(root / ".plumb")
+    assert state is not None
+    return state

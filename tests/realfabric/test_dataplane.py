@@ -11,7 +11,6 @@ inventory's MTUs): a generated fleet of 8 nodes in 2 racks, committed in git.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import subprocess
@@ -20,13 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from intent.fleet import Fleet, load_fleet
-from lab.realfabric.build import tear_down
 from lab.realfabric.dataplane import fault_counts, plan_probes, verify
-from lab.realfabric.state import FabricState, load_state
-from plumb.app import app
 from reconciler.loop import apply_plan, observe_all
 from reconciler.order import Step
 from reconciler.plan import Plan, build_plan
@@ -34,7 +29,7 @@ from reconciler.render import render_device
 from reconciler.state.db import open_state_db
 from reconciler.state.journal import RolloutStatus, TargetStatus
 from reconciler.targets import Targets
-from tests.realfabric.fabric import build_fabric, require_real_lab
+from tests.realfabric.fabric import fabric_up, lab_state, require_real_lab, run_plumb
 from tests.rollouts.gitfleet import git
 
 LOW = """mtu:
@@ -73,14 +68,6 @@ SPEC = """rollout:
 """
 
 
-def _plumb(root: Path, *args: str) -> tuple[int, str]:
-    with contextlib.chdir(root):
-        result = CliRunner().invoke(app, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
-
-
 @pytest.fixture(scope="module")
 def fleet_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """8 nodes in 2 racks, host MTU 4200 on 4222 leaf ports, committed; the real lab up."""
@@ -95,17 +82,8 @@ def fleet_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "fleet at host MTU 4200")
-    try:
-        build_fabric(root, nodes=0)
+    with fabric_up(root):
         yield root
-    finally:
-        tear_down(root / ".plumb")
-
-
-def _state(root: Path) -> FabricState:
-    state = load_state(root / ".plumb")
-    assert state is not None
-    return state
 
 
 def _plan(fleet: Fleet, targets: Targets) -> Plan:
@@ -136,7 +114,7 @@ def test_the_probes_cover_every_rack_pair_and_a_spine(fleet_root: Path) -> None:
     pairs = {(p.source, p.destination) for p in probes}
     assert pairs == {("gpu-n01", "gpu-n05"), ("gpu-n05", "gpu-n01")}
     assert any(any(d.startswith("spine-") for d in p.path) for p in probes)
-    result = verify(fleet, _state(fleet_root), settle_s=30)
+    result = verify(fleet, lab_state(fleet_root), settle_s=30)
     assert result.ok, (result.sessions_down(), [p.ping for p in result.paths])
     assert {p.mtu for p in result.paths} == {4200}
 
@@ -150,7 +128,7 @@ def test_an_mtu_raise_in_plumbs_order_never_black_holes_a_path(fleet_root: Path)
     mtu.write_text(low.replace("4222", "9214").replace("host: 4200", "host: 9000"))
     fleet = load_fleet(fleet_root)
     targets = Targets.for_fleet(fleet)
-    state = _state(fleet_root)
+    state = lab_state(fleet_root)
     try:
         plan = _mtu_paths(_plan(fleet, targets))
         assert plan.refused is None
@@ -200,18 +178,18 @@ def test_an_mtu_raise_in_plumbs_order_never_black_holes_a_path(fleet_root: Path)
 
 
 def test_verify_says_what_the_network_says(fleet_root: Path) -> None:
-    code, out = _plumb(fleet_root, "verify", ".", "--format", "json")
+    code, out = run_plumb(fleet_root, "verify", ".", "--format", "json")
     assert code == 0, out
     report = json.loads(out)
     assert report["ok"] and report["bgp"]["switches"] == 12 and not report["bgp"]["down"]
-    state = _state(fleet_root)
+    state = lab_state(fleet_root)
     leaf = state.devices["leaf-r3"]
     port = next(p for p in leaf.ports if p >= "Ethernet33")
     ifname = leaf.ports[port]
     link = ["ip", "netns", "exec", leaf.namespace, "ip", "link", "set", "dev", ifname]
     subprocess.run([*link, "down"], check=True)
     try:
-        code, out = _plumb(fleet_root, "verify", ".", "--settle", "0")
+        code, out = run_plumb(fleet_root, "verify", ".", "--settle", "0")
     finally:
         subprocess.run([*link, "up"], check=True)
         settled = verify(load_fleet(fleet_root), state, settle_s=60)  # for the next test
@@ -233,12 +211,12 @@ def test_a_renumbering_that_splits_bgp_pairs_is_refused_before_any_write(
     git(fleet_root, "add", "-A")
     git(fleet_root, "commit", "-qm", "leaves to ASNs 647xx")
     try:
-        code, out = _plumb(fleet_root, "rollout", "start", "leaf-bgp", ".")
+        code, out = run_plumb(fleet_root, "rollout", "start", "leaf-bgp", ".")
         assert code == 1, out
         assert "bgp-pairs" in out and "The other end of each pair must change" in out, out
         with open_state_db(fleet_root / ".plumb" / "plumb.db") as db:
             assert db.journal.all() == []
-        assert verify(load_fleet(fleet_root), _state(fleet_root), settle_s=30).ok
+        assert verify(load_fleet(fleet_root), lab_state(fleet_root), settle_s=30).ok
     finally:
         bgp.write_text(original)
         git(fleet_root, "add", "-A")
@@ -259,7 +237,7 @@ def test_a_wave_that_breaks_routing_aborts_on_the_data_plane_and_rolls_back(
     git(fleet_root, "add", "-A")
     git(fleet_root, "commit", "-qm", "fabric sessions to filter FABRIC-IN-V2")
     try:
-        code, out = _plumb(fleet_root, "rollout", "start", "leaf-bgp", ".")
+        code, out = run_plumb(fleet_root, "rollout", "start", "leaf-bgp", ".")
         assert code == 1, out
         with open_state_db(fleet_root / ".plumb" / "plumb.db") as db:
             rows = db.journal.all()
@@ -274,7 +252,7 @@ def test_a_wave_that_breaks_routing_aborts_on_the_data_plane_and_rolls_back(
         evidence = json.dumps(waves[0].evidence)
         assert "bgp_down" in evidence and "failure_limit (0)" in evidence, evidence
         assert all(t.writes == 0 for t in targets if t.wave != 1)
-        after = verify(load_fleet(fleet_root), _state(fleet_root), settle_s=60)
+        after = verify(load_fleet(fleet_root), lab_state(fleet_root), settle_s=60)
         assert after.ok, after.sessions_down()
     finally:
         bgp.write_text(original)

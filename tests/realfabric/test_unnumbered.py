@@ -8,7 +8,6 @@ Established again."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import subprocess
@@ -16,16 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from intent.fleet import load_fleet
-from lab.realfabric.build import tear_down
 from lab.realfabric.layout import expected_peers
 from lab.realfabric.probes import df_ping, wait_for_bgp
-from lab.realfabric.state import FabricState, load_state
-from plumb.app import app
+from lab.realfabric.state import FabricState
 from tests.peeringfleet import IPV6_POOL, peering_fleet
-from tests.realfabric.fabric import build_fabric, require_real_lab
+from tests.realfabric.fabric import fabric_up, lab_state, require_real_lab, run_plumb
 
 LEAF = "leaf-r0"
 
@@ -35,25 +31,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     require_real_lab()
     root = tmp_path_factory.mktemp("unnumbered") / "fleet"
     peering_fleet(root, "unnumbered", nodes=8, link_local_only=True)
-    try:
-        build_fabric(root, nodes=0)
+    with fabric_up(root):
         yield root
-    finally:
-        tear_down(root / ".plumb")
-
-
-def _plumb(root: Path, *args: str) -> tuple[int, str]:
-    with contextlib.chdir(root):
-        result = CliRunner().invoke(app, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
-
-
-def _state(root: Path) -> FabricState:
-    state = load_state(root / ".plumb")
-    assert state is not None
-    return state
 
 
 def _ip_json(state: FabricState, device: str, *args: str) -> list[dict[str, object]]:
@@ -70,7 +49,7 @@ def _ip_json(state: FabricState, device: str, *args: str) -> list[dict[str, obje
 def _converged(root: Path) -> set[str]:
     """Every expected session Established with routes; the keys FRR lists them under."""
     expected = expected_peers(load_fleet(root))
-    bgp = wait_for_bgp(_state(root), expected, timeout=60)
+    bgp = wait_for_bgp(lab_state(root), expected, timeout=60)
     assert bgp.converged, {d.device: sorted(d.missing) for d in bgp.devices.values()}
     assert bgp.sessions_established() == sum(len(peers) for peers in expected.values())
     return set(bgp.devices[LEAF].sessions)
@@ -79,7 +58,7 @@ def _converged(root: Path) -> set[str]:
 def test_sessions_run_on_the_interfaces_with_link_local_addresses_only(root: Path) -> None:
     """Every session is Established with routes, keyed by the Linux interface; the
     switch-to-switch veths hold no address but their link-local one."""
-    state = _state(root)
+    state = lab_state(root)
     uplinks = _converged(root)
     assert len(uplinks) > 1 and uplinks <= set(state.devices[LEAF].ports.values())
     for entry in _ip_json(state, LEAF, "address", "show"):
@@ -93,7 +72,7 @@ def test_ipv4_routes_have_ipv6_link_local_next_hops(root: Path) -> None:
     IPv6 address (RFC 8950: IPv4 routes over IPv6 sessions)."""
     fleet = load_fleet(root)
     other = str(fleet.addresses.router_ids["leaf-r1"].value)
-    routes = _ip_json(_state(root), LEAF, "route", "show", other)
+    routes = _ip_json(lab_state(root), LEAF, "route", "show", other)
     assert routes, f"no route to {other}"
     hops = routes[0].get("nexthops") or [routes[0]]
     assert isinstance(hops, list) and len(hops) >= 1
@@ -111,23 +90,23 @@ def test_a_jumbo_df_ping_crosses_between_racks(root: Path) -> None:
     target = fleet.addresses.text_at(ends("gpu-n05")["eth1"])
     assert source is not None and target is not None
     result = df_ping(
-        _state(root), "gpu-n01", target.split("/")[0], 8972, source_address=source.split("/")[0]
+        lab_state(root), "gpu-n01", target.split("/")[0], 8972, source_address=source.split("/")[0]
     )
     assert result.ok and result.packet_bytes == 9000, result
 
 
 def test_verify_finds_the_unnumbered_fabric_well(root: Path) -> None:
-    code, out = _plumb(root, "verify", ".", "--format", "json")
+    code, out = run_plumb(root, "verify", ".", "--format", "json")
     assert code == 0, out
     report = json.loads(out)
     assert report["ok"] and report["bgp"]["switches"] == 12 and not report["bgp"]["down"]
 
 
 def _apply_then_plan(root: Path) -> None:
-    code, out = _plumb(root, "apply", ".", "--yes", "--confirm-within", "0")
+    code, out = run_plumb(root, "apply", ".", "--yes", "--confirm-within", "0")
     assert code == 0, out
     assert re.search(r"apply: \d+ change\(s\) on 12 device\(s\): 12 applied", out), out
-    code, out = _plumb(root, "plan", ".")
+    code, out = run_plumb(root, "plan", ".")
     assert re.search(r"plan for \S+: 0 change\(s\)", out), out
 
 
@@ -147,11 +126,11 @@ def test_apply_moves_the_fleet_to_numbered_ipv6_and_back(root: Path) -> None:
         _apply_then_plan(root)
         numbered = _converged(root)
         assert all(key.startswith("fc00:") for key in numbered), numbered
-        code, out = _plumb(root, "verify", ".")
+        code, out = run_plumb(root, "verify", ".")
         assert code == 0, out
     finally:
         bgp.write_text(before[bgp])
     _apply_then_plan(root)
     assert _converged(root) == uplinks
-    code, out = _plumb(root, "verify", ".")
+    code, out = run_plumb(root, "verify", ".")
     assert code == 0, out
