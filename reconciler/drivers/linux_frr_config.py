@@ -8,7 +8,7 @@ Observed (from ``vtysh -c 'show version' -c 'show running-config'``)::
      bgp router-id 10.255.0.5                  bgp/router_id = "10.255.0.5"
      neighbor 10.0.0.1 remote-as 64600         bgp/neighbors/10.0.0.1/remote_as = 64600
      neighbor fc00::1 remote-as 64600          bgp/neighbors/fc00::1/remote_as = 64600
-     neighbor swp1 interface remote-as 64600   bgp/neighbors/Ethernet1/remote_as = 64600
+     neighbor swp1 interface v6only remote-as 64600  .../Ethernet1/remote_as = 64600
      address-family ipv4 unicast
       neighbor 10.0.0.1 route-map FABRIC-IN in .../10.0.0.1/inbound_filter = "FABRIC-IN"
       neighbor swp1 route-map FABRIC-IN in     .../Ethernet1/inbound_filter = "FABRIC-IN"

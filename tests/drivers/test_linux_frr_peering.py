@@ -61,6 +61,16 @@ def test_ipv6_and_interface_neighbours_read_as_flat_state() -> None:
     assert not any("x1" in path for path in state)
 
 
+def test_an_interface_neighbour_keeps_the_form_the_switch_declares() -> None:
+    """Re-rendered unchanged, a neighbour declared ``interface`` without ``v6only``
+    stays so (FRR would reset the session); a new one is ``v6only``."""
+    target = bgp_state(RUNNING, 256)
+    text = candidate(RUNNING, target)
+    assert " neighbor x1 interface remote-as 65002" in text.splitlines()
+    target["bgp/neighbors/x2/remote_as"] = 65002
+    assert " neighbor x2 interface v6only remote-as 65002" in candidate(RUNNING, target)
+
+
 def test_the_candidate_writes_ipv6_and_interface_neighbours_as_frr_holds_them() -> None:
     """From a switch without neighbours: `neighbor <ifname> interface remote-as` with RA
     on the interface, an IPv6 neighbour activated in IPv6 with its map there; the
