@@ -3,12 +3,14 @@ running and a startup value per setting, injected faults, pending commit-confirm
 reverts and write counters. The lab driver (:mod:`lab.driver`) is its
 only user; this module knows SQLite, the driver knows the device contract.
 
-Values are stored as JSON text so ``int``/``str``/``bool``/``float``/``None`` come
-back exactly as written; SQL ``NULL`` means "absent" (a setting with no running or
-no startup value), JSON ``null`` means the value ``None``. Every write is one
-``BEGIN IMMEDIATE`` transaction; each thread gets its own connection (WAL mode, so
-readers never wait for the writer), which makes one store safe to share with a
-thread pool.
+Each device's running and its startup configuration are one JSON object each (setting
+path -> value), so ``int``/``str``/``bool``/``float``/``None`` come back exactly as
+written and reading the whole fleet is one pass over one row per device; a path missing
+from the object has no value there, JSON ``null`` is the value ``None``. A database of
+schema version 1 (one row per device and setting) is upgraded in place when opened.
+Every write is one ``BEGIN IMMEDIATE`` transaction; each thread gets its own
+connection (WAL mode, so readers never wait for the writer), which makes one store
+safe to share with a thread pool.
 """
 
 from __future__ import annotations
@@ -24,16 +26,15 @@ from pathlib import Path
 from lab.fleet import Fault, FaultKind
 from reconciler.settings import Scalar
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS devices (
     name TEXT PRIMARY KEY, platform TEXT NOT NULL, role TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS settings (
-    device TEXT NOT NULL, path TEXT NOT NULL, running TEXT, startup TEXT,
-    PRIMARY KEY (device, path)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS configs (
+    device TEXT PRIMARY KEY, running TEXT NOT NULL, startup TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS faults (
     id INTEGER PRIMARY KEY AUTOINCREMENT, device TEXT NOT NULL, kind TEXT NOT NULL,
     path_glob TEXT, count INTEGER, probability REAL NOT NULL, seed INTEGER NOT NULL,
@@ -66,6 +67,32 @@ _FAULT_COLUMNS = ("device", "kind", "path_glob", "count", "probability", "seed",
 _enc = json.dumps
 
 
+def _dec(document: str) -> dict[str, Scalar]:
+    config: dict[str, Scalar] = json.loads(document)
+    return config
+
+
+def _upgrade_from_1(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the rows of table ``settings`` (one per device and path, each value
+    JSON text, SQL NULL where a configuration has none) become one running and one
+    startup document per device."""
+    configs: dict[str, tuple[dict[str, Scalar], dict[str, Scalar]]] = {
+        name: ({}, {}) for (name,) in conn.execute("SELECT name FROM devices")
+    }
+    rows = conn.execute("SELECT device, path, running, startup FROM settings")
+    for device, path, running, startup in rows:
+        pair = configs.setdefault(device, ({}, {}))
+        for config, text in zip(pair, (running, startup), strict=True):
+            if text is not None:
+                config[path] = json.loads(text)
+    conn.executemany(
+        "INSERT INTO configs VALUES (?, ?, ?)",
+        ((name, _enc(running), _enc(startup)) for name, (running, startup) in configs.items()),
+    )
+    conn.execute("DROP TABLE settings")
+    conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+
 class LabStore:
     """The lab database at ``path``; create it with :meth:`create`."""
 
@@ -83,10 +110,14 @@ class LabStore:
             row = conn.execute("SELECT version FROM schema_version").fetchone()
             if row is None:
                 conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] == 1:
+                _upgrade_from_1(conn)
             elif row[0] != SCHEMA_VERSION:
                 raise LabSchemaError(
                     f"{self.path}: lab schema version {row[0]}, this plumb reads {SCHEMA_VERSION}"
                 )
+        if row is not None and row[0] == 1:
+            self._conn().execute("VACUUM")  # give back the pages of the rows dropped
 
     # -- connections and transactions ------------------------------------------------
 
@@ -141,15 +172,14 @@ class LabStore:
         if unknown:
             raise ValueError(f"states for devices not in the lab: {', '.join(unknown[:5])}")
         with self._write() as conn:
-            for table in ("settings", "devices", "faults", "pending", "counters"):
+            for table in ("configs", "devices", "faults", "pending", "counters"):
                 conn.execute(f"DELETE FROM {table}")
             conn.executemany("INSERT INTO devices VALUES (?, ?, ?)", devices)
             conn.executemany(
-                "INSERT INTO settings VALUES (?, ?, ?, ?)",
+                "INSERT INTO configs VALUES (?, ?, ?)",
                 (
-                    (name, path, text, text)
-                    for name, state in states.items()
-                    for path, text in ((p, _enc(v)) for p, v in state.items())
+                    (name, text, text)
+                    for name, text in ((n, _enc(dict(states.get(n, {})))) for n, _, _ in devices)
                 ),
             )
 
@@ -170,11 +200,11 @@ class LabStore:
         return [name for name, _, _ in self.devices()]
 
     def _read(self, name: str, column: str) -> dict[str, Scalar]:
-        query = f"SELECT path, {column} FROM settings WHERE device = ? AND {column} IS NOT NULL"
-        rows = self._conn().execute(query, (name,)).fetchall()
-        if not rows and not self.has_device(name):
+        query = f"SELECT {column} FROM configs WHERE device = ?"
+        row = self._conn().execute(query, (name,)).fetchone()
+        if row is None:
             raise KeyError(name)
-        return {path: json.loads(text) for path, text in rows}
+        return _dec(row[0])
 
     def read_running(self, name: str) -> dict[str, Scalar]:
         return self._read(name, "running")
@@ -183,16 +213,32 @@ class LabStore:
         return self._read(name, "startup")
 
     def read_all_running(self) -> dict[str, dict[str, Scalar]]:
-        """Running state of every device, in one query.
+        """Running state of every device, by name: one stored document each."""
+        rows = self._conn().execute("SELECT device, running FROM configs ORDER BY device")
+        return {name: _dec(document) for name, document in rows}
 
-        SQLite assembles one JSON object per device (the stored values are JSON already),
-        so Python parses 4,096 documents instead of building ~200,000 rows."""
-        rows = self._conn().execute(
-            "SELECT d.name, '{' || coalesce(group_concat(json_quote(s.path) || ':' || s.running,"
-            " ','), '') || '}' FROM devices d LEFT JOIN settings s"
-            " ON s.device = d.name AND s.running IS NOT NULL GROUP BY d.name"
+    @staticmethod
+    def _configs(
+        conn: sqlite3.Connection, name: str
+    ) -> tuple[dict[str, Scalar], dict[str, Scalar]]:
+        """(running, startup) of ``name`` inside a write transaction; KeyError if unknown."""
+        row = conn.execute("SELECT running, startup FROM configs WHERE device = ?", (name,))
+        found = row.fetchone()
+        if found is None:
+            raise KeyError(name)
+        return _dec(found[0]), _dec(found[1])
+
+    @staticmethod
+    def _store(
+        conn: sqlite3.Connection,
+        name: str,
+        running: Mapping[str, Scalar],
+        startup: Mapping[str, Scalar],
+    ) -> None:
+        conn.execute(
+            "UPDATE configs SET running = ?, startup = ? WHERE device = ?",
+            (_enc(running), _enc(startup), name),
         )
-        return {name: json.loads(document) for name, document in rows}
 
     def commit(
         self, name: str, values: Mapping[str, Scalar], *, save: bool, revert_at: float | None = None
@@ -201,19 +247,14 @@ class LabStore:
 
         With ``revert_at`` the before-values are recorded, in the same transaction, as a
         pending revert due at that time (merged with an earlier unconfirmed one)."""
-        startup = "excluded.startup" if save else "startup"
         with self._write() as conn:
-            self._require(conn, name)
+            running, startup = self._configs(conn, name)
             if revert_at is not None:
-                self._arm(conn, name, values, revert_at)
-            conn.executemany(
-                "INSERT INTO settings VALUES (?, ?, ?, ?) ON CONFLICT (device, path) DO UPDATE"
-                f" SET running = excluded.running, startup = {startup}",
-                (
-                    (name, path, text, text if save else None)
-                    for path, text in ((p, _enc(v)) for p, v in values.items())
-                ),
-            )
+                self._arm(conn, name, running, values, revert_at)
+            running.update(values)
+            if save:
+                startup.update(values)
+            self._store(conn, name, running, startup)
             self._bump(
                 conn, {"writes": 1, "fields_written": len(values), f"{DEVICE_WRITES}{name}": 1}
             )
@@ -223,37 +264,25 @@ class LabStore:
         neighbours) in running and startup, in one transaction. Not a configuration
         write: no counter moves."""
         with self._write() as conn:
-            for name in facts:
-                self._require(conn, name)
-            conn.executemany(
-                "INSERT OR REPLACE INTO settings VALUES (?, ?, ?, ?)",
-                (
-                    (name, path, text, text)
-                    for name, values in facts.items()
-                    for path, text in ((p, _enc(v)) for p, v in values.items())
-                ),
-            )
+            configs = {name: self._configs(conn, name) for name in facts}
+            for name, (running, startup) in configs.items():
+                running.update(facts[name])
+                startup.update(facts[name])
+                self._store(conn, name, running, startup)
 
     def save_startup(self, name: str) -> None:
         """startup := running (``write memory``)."""
         with self._write() as conn:
-            self._require(conn, name)
-            conn.execute("UPDATE settings SET startup = running WHERE device = ?", (name,))
-            conn.execute("DELETE FROM settings WHERE device = ? AND running IS NULL", (name,))
+            self._configs(conn, name)
+            conn.execute("UPDATE configs SET startup = running WHERE device = ?", (name,))
 
     def reboot(self, name: str) -> None:
         """running := startup; unsaved changes and any pending revert are lost."""
         with self._write() as conn:
-            self._require(conn, name)
-            conn.execute("UPDATE settings SET running = startup WHERE device = ?", (name,))
-            conn.execute("DELETE FROM settings WHERE device = ? AND running IS NULL", (name,))
+            self._configs(conn, name)
+            conn.execute("UPDATE configs SET running = startup WHERE device = ?", (name,))
             conn.execute("DELETE FROM pending WHERE device = ?", (name,))
             self._bump(conn, {"reboots": 1})
-
-    @staticmethod
-    def _require(conn: sqlite3.Connection, name: str) -> None:
-        if conn.execute("SELECT 1 FROM devices WHERE name = ?", (name,)).fetchone() is None:
-            raise KeyError(name)
 
     # -- counters -------------------------------------------------------------------
 
@@ -327,22 +356,23 @@ class LabStore:
     # -- commit-confirm ---------------------------------------------------------------
 
     def _arm(
-        self, conn: sqlite3.Connection, name: str, paths: Iterable[str], deadline: float
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        running: Mapping[str, Scalar],
+        paths: Iterable[str],
+        deadline: float,
     ) -> None:
         row = conn.execute("SELECT revert FROM pending WHERE device = ?", (name,)).fetchone()
         revert = json.loads(row[0]) if row else {"values": {}, "absent": []}
         known = set(revert["values"]) | set(revert["absent"])
-        running = dict(
-            conn.execute("SELECT path, running FROM settings WHERE device = ?", (name,)).fetchall()
-        )
         for path in paths:
             if path in known:
                 continue  # an earlier unconfirmed commit already holds the oldest value
-            text = running.get(path)
-            if text is None:
-                revert["absent"].append(path)
+            if path in running:
+                revert["values"][path] = running[path]
             else:
-                revert["values"][path] = json.loads(text)
+                revert["absent"].append(path)
         conn.execute(
             "INSERT OR REPLACE INTO pending VALUES (?, ?, ?)", (name, _enc(revert), deadline)
         )
@@ -351,7 +381,7 @@ class LabStore:
         """Arm a revert of ``name`` to ``revert_values`` at ``deadline`` (replacing any)."""
         revert = _enc({"values": dict(revert_values), "absent": []})
         with self._write() as conn:
-            self._require(conn, name)
+            self._configs(conn, name)
             conn.execute(
                 "INSERT OR REPLACE INTO pending VALUES (?, ?, ?)", (name, revert, deadline)
             )
@@ -379,14 +409,12 @@ class LabStore:
         reverted = []
         with self._write() as conn:
             for pending in self.expired_pending(now):
-                conn.executemany(
-                    "INSERT OR REPLACE INTO settings VALUES (?, ?, ?, ?)",
-                    ((pending.device, p, _enc(v), _enc(v)) for p, v in pending.values.items()),
-                )
-                conn.executemany(
-                    "DELETE FROM settings WHERE device = ? AND path = ?",
-                    ((pending.device, p) for p in pending.absent),
-                )
+                running, startup = self._configs(conn, pending.device)
+                for config in (running, startup):
+                    config.update(pending.values)
+                    for path in pending.absent:
+                        config.pop(path, None)
+                self._store(conn, pending.device, running, startup)
                 conn.execute("DELETE FROM pending WHERE device = ?", (pending.device,))
                 reverted.append(pending.device)
             self._bump(conn, {"reverts": len(reverted)})

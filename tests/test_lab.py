@@ -155,6 +155,54 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         LabStore(tmp_path / "lab.db")
 
 
+SCHEMA_1 = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+CREATE TABLE devices (name TEXT PRIMARY KEY, platform TEXT NOT NULL, role TEXT NOT NULL);
+CREATE TABLE settings (
+    device TEXT NOT NULL, path TEXT NOT NULL, running TEXT, startup TEXT,
+    PRIMARY KEY (device, path)) WITHOUT ROWID;
+INSERT INTO devices VALUES ('leaf-1', 'eos', 'leaf'), ('node-1', 'linux', 'gpu-node');
+INSERT INTO settings VALUES
+    ('leaf-1', 'bgp/maximum_paths', '64', '16'),
+    ('leaf-1', 'interfaces/Ethernet1/description', '"spine-1 Ethernet3"', NULL),
+    ('leaf-1', 'qos/ecn/3/kmin_kb', NULL, '200'),
+    ('leaf-1', 'system/fan', 'null', 'null');
+"""
+
+
+def test_a_lab_of_schema_1_is_upgraded_in_place(tmp_path: Path) -> None:
+    """A lab.db of one row per device and setting (schema 1) opens with every running and
+    startup value as it was, absent where SQL NULL stood, and is schema 2 afterwards."""
+    with sqlite3.connect(tmp_path / "lab.db") as conn:
+        conn.executescript(SCHEMA_1)
+    conn.close()
+    lab = LabStore(tmp_path / "lab.db")
+    try:
+        assert lab.read_running("leaf-1") == {
+            "bgp/maximum_paths": 64,
+            "interfaces/Ethernet1/description": "spine-1 Ethernet3",
+            "system/fan": None,
+        }
+        assert lab.read_startup("leaf-1") == {
+            "bgp/maximum_paths": 16,
+            "qos/ecn/3/kmin_kb": 200,
+            "system/fan": None,
+        }
+        assert lab.read_all_running() == {
+            "leaf-1": lab.read_running("leaf-1"),
+            "node-1": {},
+        }
+        lab.commit("node-1", {"nics/eth0/mtu": 9000}, save=True)
+        assert lab.read_startup("node-1") == {"nics/eth0/mtu": 9000}
+    finally:
+        lab.close()
+    with sqlite3.connect(tmp_path / "lab.db") as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchone() == (2,)
+    conn.close()
+    LabStore(tmp_path / "lab.db").close()  # opened again, nothing left to upgrade
+
+
 # -- the driver contract --------------------------------------------------------------------
 
 
