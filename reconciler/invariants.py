@@ -48,16 +48,24 @@ def _int(value: Scalar) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _dscp_of(cache: dict[str, dict[str, Scalar]], device: str, state: State) -> dict[str, Scalar]:
-    """A device's DSCP map, computed once per check (states hold thousands of paths)."""
+DscpMaps = dict[str, tuple[State, dict[str, Scalar]]]
+"""device -> (the state it was read from, its DSCP map): a state is replaced, never
+edited, so a map stays valid while the state is the same object."""
+
+
+def _dscp_of(cache: DscpMaps, device: str, state: State) -> dict[str, Scalar]:
+    """A device's DSCP map, computed once per state (states hold thousands of paths)."""
     found = cache.get(device)
-    if found is None:
-        found = cache[device] = {k: v for k, v in state.items() if k.startswith("qos/dscp/")}
-    return found
+    if found is None or found[0] is not state:
+        found = cache[device] = (
+            state,
+            {k: v for k, v in state.items() if k.startswith("qos/dscp/")},
+        )
+    return found[1]
 
 
 def _link_breaches(
-    fleet: Fleet, states: Mapping[str, State], pl: PortLink, dscp: dict[str, dict[str, Scalar]]
+    fleet: Fleet, states: Mapping[str, State], pl: PortLink, dscp: DscpMaps
 ) -> Iterable[Breach]:
     local, peer = pl.local, pl.peer
     if local.device not in states or peer.device not in states:
@@ -149,12 +157,16 @@ def breaches_around(
 
 
 def breaches_on_ports(
-    fleet: Fleet, states: Mapping[str, State], ports: Mapping[str, Collection[str] | None]
+    fleet: Fleet,
+    states: Mapping[str, State],
+    ports: Mapping[str, Collection[str] | None],
+    dscp: DscpMaps | None = None,
 ) -> set[Breach]:
     """Every breach on the named ports of each device (``None``: all its ports) and on
-    the links cabled to them."""
+    the links cabled to them. ``dscp`` keeps the devices' DSCP maps between calls over
+    states that share most devices' states."""
     found: set[Breach] = set()
-    dscp: dict[str, dict[str, Scalar]] = {}
+    dscp = {} if dscp is None else dscp
     for device, names in ports.items():
         if device not in fleet.devices:
             continue

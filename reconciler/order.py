@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from intent.fleet import Fleet
 from inventory.index import Endpoint
 from inventory.models import Role
-from reconciler.invariants import Breach, breaches_on_ports
+from reconciler.invariants import Breach, DscpMaps, breaches_on_ports
 from reconciler.settings import Change, State, apply_changes
 
 PHASES = (
@@ -188,16 +188,17 @@ def ports_changed(changes: Iterable[Change]) -> frozenset[str] | None:
 def prove_order(fleet: Fleet, observed: Mapping[str, State], steps: Sequence[Step]) -> None:
     """Simulate the steps from ``observed``; raise UnsafePlan at the first new breach."""
     states: dict[str, State] = dict(observed)  # a device's state is replaced, never edited
+    dscp: DscpMaps = {}
     for step in steps:
         touched: dict[str, frozenset[str] | None] = {}
         for device, device_changes in step.changes.items():
             ports = ports_changed(device_changes)
             if ports is None or ports:
                 touched[device] = ports
-        before = breaches_on_ports(fleet, states, touched)
+        before = breaches_on_ports(fleet, states, touched, dscp)
         for device, device_changes in step.changes.items():
             states[device] = apply_changes(states.get(device, {}), device_changes)
-        after = breaches_on_ports(fleet, states, touched)
+        after = breaches_on_ports(fleet, states, touched, dscp)
         new = sorted(after - before)
         if new:
             raise UnsafePlan(step.phase, new)

@@ -156,32 +156,39 @@ def plan_device(
 ) -> DevicePlan:
     """Diff one device; split off conflicts, held fields, what its platform cannot
     express, and changes a rollout owns (``owner_of``)."""
-    wanted: dict[str, Owned] = {}
     conflicts: list[Conflict] = []
     held: list[Held] = []
-    refused: list[Inexpressible] = []
     platform = running_platform(platform, observed)
     prepare = RULES.get(platform)
     rule = None if prepare is None else prepare(observed)
     design = DESIGN_INPUTS.get(platform, frozenset())
-    if rule is None and not claims and not holds:
-        # Every path expressible, none claimed or held (the GPU nodes): all of it is wanted.
-        wanted = dict(desired)
+    reasons: dict[str, str] = (
+        {}
+        if rule is None
+        else {path: reason for path in desired if (reason := rule(path)) is not None}
+    )
+    refused = [
+        Inexpressible(
+            device,
+            path,
+            desired[path].value,
+            desired[path].owner,
+            reason,
+            observed.get(path),
+            path in design,
+        )
+        for path, reason in reasons.items()
+    ]
+    if not claims and not holds:
+        # None claimed or held (every device but the few a rollback pinned): all that
+        # its platform expresses is wanted.
+        wanted = (
+            {p: o for p, o in desired.items() if p not in reasons} if reasons else dict(desired)
+        )
     else:
+        wanted = {}
         for path, owned in desired.items():
-            reason = None if rule is None else rule(path)
-            if reason is not None:
-                refused.append(
-                    Inexpressible(
-                        device,
-                        path,
-                        owned.value,
-                        owned.owner,
-                        reason,
-                        observed.get(path),
-                        path in design,
-                    )
-                )
+            if path in reasons:
                 continue
             owner = external_owner(claims, device, path) if claims else None
             if owner is not None:

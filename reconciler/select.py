@@ -78,5 +78,7 @@ def select_devices(devices: Iterable[Device], expr: str | None) -> list[str]:
 def neighbours(fleet: Fleet, names: Iterable[str]) -> list[str]:
     """Devices cabled to the selection but outside it: observed for the safety proof."""
     chosen = set(names)
-    found = {pl.peer.device for n in chosen for pl in fleet.cabling.ports(n)}
+    cabling = fleet.cabling
+    peer_of = cabling.end_device
+    found = {peer_of[end ^ 1] for n in chosen for end in cabling.ends(n).values()}
     return sorted(found - chosen)

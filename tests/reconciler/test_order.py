@@ -268,9 +268,9 @@ def test_a_firmware_step_checks_no_link(tmp_path: Path, monkeypatch: pytest.Monk
     asked: list[dict[str, object]] = []
     real = reconciler.order.breaches_on_ports
 
-    def spy(fleet: Fleet, states: object, ports: dict[str, object]) -> object:
+    def spy(fleet: Fleet, states: object, ports: dict[str, object], dscp: object) -> object:
         asked.append(dict(ports))
-        return real(fleet, states, ports)  # type: ignore[arg-type]
+        return real(fleet, states, ports, dscp)  # type: ignore[arg-type]
 
     monkeypatch.setattr(reconciler.order, "breaches_on_ports", spy)
     steps = order_changes(fleet, {n: [Change("firmware/bios", "1.0", "1.1")] for n in start})
