@@ -118,6 +118,14 @@ SelectOpt = Annotated[
     str | None,
     typer.Option("--select", "-s", help="Devices to cover, e.g. 'role=leaf,rack=net-01'."),
 ]
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=256,
+        help="Devices talked to at once (EOS, SONiC and hosts side by side, sharing it).",
+    ),
+]
 
 
 def fleet_arg(root: Path) -> str:

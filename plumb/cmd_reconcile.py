@@ -17,6 +17,7 @@ from ci.planfmt import apply_json, apply_summary, dumps, plan_json, plan_text
 from intent.fleet import CONFIG_FILE
 from plumb.app import (
     HERE,
+    ConcurrencyOpt,
     FormatOpt,
     PathArg,
     SelectOpt,
@@ -50,16 +51,6 @@ def _errors_exit_with(code: int) -> Iterator[None]:
         if exc.exit_code == 2:
             raise typer.Exit(code) from None
         raise
-
-
-ConcurrencyOpt = Annotated[
-    int,
-    typer.Option(
-        min=1,
-        max=256,
-        help="Devices talked to at once (EOS, SONiC and hosts side by side, sharing it).",
-    ),
-]
 
 
 ExpandOpt = Annotated[

@@ -22,6 +22,7 @@ from ci.planfmt import dumps
 from intent.fleet import Fleet
 from lab.fleet import lab_db_path
 from plumb.app import (
+    ConcurrencyOpt,
     FormatOpt,
     PathArg,
     check_format,
@@ -31,7 +32,6 @@ from plumb.app import (
     format_option,
 )
 from plumb.cmd_approve import rollout_approve, rollout_promote
-from plumb.cmd_reconcile import ConcurrencyOpt
 from plumb.completion import rollout_ids
 from plumb.progress import ConsoleReporter
 from plumb.rolloutapp import IdArg, SpecArg, load_spec_or_exit, rollout_app

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci.texttable import GAP, Column, table_lines, table_text
+from ci.texttable import GAP, Column, _rich_lines, table_lines, table_text
 
 
 def test_columns_line_up_numbers_to_the_right() -> None:
@@ -78,3 +78,31 @@ def test_every_cell_sits_in_its_column(rows: list[list[str]], right: list[bool])
             assert field == (cell.rjust(wide) if column.justify == "right" else cell.ljust(wide))
             start += wide + GAP
         assert line == line.rstrip()
+
+
+_any_cells = st.one_of(
+    _cells,
+    st.text(alphabet=st.sampled_from(" ab-[]:é中\t"), max_size=6),  # rich lays these out
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    table=st.integers(1, 4).flatmap(
+        lambda width: st.tuples(
+            st.lists(st.tuples(_any_cells, st.booleans()), min_size=width, max_size=width),
+            st.lists(st.lists(_any_cells, min_size=width, max_size=width), max_size=5),
+        )
+    ),
+    header=st.booleans(),
+    indent=st.integers(0, 2),
+)
+def test_the_plain_layout_is_the_same_as_richs(
+    table: tuple[list[tuple[str, bool]], list[list[str]]], header: bool, indent: int
+) -> None:
+    """A table of plain cells is laid out without rich, to the very lines rich gives
+    (rich itself is the reference); other tables are rich's own."""
+    heads, rows = table
+    columns = [Column(h, "right" if right else "left") for h, right in heads]
+    expected = _rich_lines(columns, rows, header=header, indent=indent)
+    assert table_lines(columns, rows, header=header, indent=indent) == expected
