@@ -155,7 +155,7 @@ class LabDriver(Driver):
         """Observe many devices with one bulk read; devices with faults go one by one."""
         self.store.revert_expired(self._clock())
         faulty = {fault.device for fault in self.store.faults_for(None)}
-        running = self.store.read_all_running()
+        running = self.store.read_all_running({device.name for device in devices})
         out: dict[str, dict[str, Scalar] | DeviceError] = {}
         for device in devices:
             if device.name in running and device.name not in faulty:

@@ -135,6 +135,12 @@ PAIR_PHASES = frozenset(
 )
 
 
+def _faces(change: Change, prefix: str) -> bool:
+    """Whether a pairwise change faces the cable of the port under ``prefix``: it sits
+    under that port, or is device-wide."""
+    return change.path.startswith(prefix) or not change.path.startswith(("nics/", "interfaces/"))
+
+
 def unprovable_links(fleet: Fleet, steps: Sequence[Step], unobserved: Collection[str]) -> list[str]:
     """Links where a pairwise change faces a device that could not be observed: no
     simulation can tell whether the two ends still agree. A change under another
@@ -154,10 +160,7 @@ def unprovable_links(fleet: Fleet, steps: Sequence[Step], unobserved: Collection
                 if peer not in unobserved:
                     continue
                 prefix = f"{'nics' if host else 'interfaces'}/{port}/"
-                if any(
-                    c.path.startswith(prefix) or not c.path.startswith(("nics/", "interfaces/"))
-                    for c in changes
-                ):
+                if any(_faces(c, prefix) for c in changes):
                     found.append(
                         f"{Endpoint(device, port)} changes in the {step.phase} step but its peer "
                         f"{peer} could not be observed"
@@ -183,6 +186,30 @@ def ports_changed(changes: Iterable[Change]) -> frozenset[str] | None:
         if head in ("interfaces", "nics") and rest.endswith(_PORT_SETTINGS):
             ports.add(rest.rsplit("/", 1)[0])
     return frozenset(ports)
+
+
+def faced(fleet: Fleet, changes: Mapping[str, Iterable[Change]]) -> set[str]:
+    """The devices across the cables ``changes`` face: all the order proof reads of the
+    fleet besides the changing devices (:func:`prove_order` the peers of the ports
+    whose invariants move, :func:`unprovable_links` those of the ports a pairwise
+    change sits under; a device-wide change faces every cable of its device)."""
+    cabling = fleet.cabling
+    found: set[str] = set()
+    for device, device_changes in changes.items():
+        mine = list(device_changes)
+        ends = cabling.ends(device)
+        moved = ports_changed(mine)
+        facing = set(ends.values()) if moved is None else {ends[p] for p in moved if p in ends}
+        pairs = [c for c in mine if phase_of(fleet, device, c) in PAIR_PHASES]
+        if pairs:
+            kind = "nics" if fleet.devices[device].role is Role.gpu_node else "interfaces"
+            facing.update(
+                end
+                for port, end in ends.items()
+                if any(_faces(c, f"{kind}/{port}/") for c in pairs)
+            )
+        found.update(cabling.end_device[end ^ 1] for end in facing)
+    return found
 
 
 def prove_order(fleet: Fleet, observed: Mapping[str, State], steps: Sequence[Step]) -> None:

@@ -241,6 +241,21 @@ def build_plan(
     ``observed`` may hold devices outside ``desired`` (neighbours of a selection): they
     take part in the safety proof but are not planned. Changes ``owner_of`` names an
     owner for are reported as claimed and left out of the steps."""
+    plans = plan_devices(fleet, desired, observed, errors=errors, holds=holds, owner_of=owner_of)
+    return ordered_plan(fleet, plans, observed)
+
+
+@gc_paused()
+def plan_devices(
+    fleet: Fleet,
+    desired: DesiredFleet,
+    observed: Mapping[str, State | None],
+    *,
+    errors: Mapping[str, str] | None = None,
+    holds: Holds | None = None,
+    owner_of: OwnerOf | None = None,
+) -> dict[str, DevicePlan]:
+    """:func:`build_plan`'s first half: each device's plan, not yet ordered."""
     errors = errors or {}
     holds = holds or {}
     claims = fleet.config.ownership
@@ -255,6 +270,17 @@ def build_plan(
         plans[device] = plan_device(
             device, wanted, state, claims, holds.get(device, {}), platform, owner_of
         )
+    return plans
+
+
+@gc_paused()
+def ordered_plan(
+    fleet: Fleet, plans: Mapping[str, DevicePlan], observed: Mapping[str, State | None]
+) -> Plan:
+    """:func:`build_plan`'s second half: the devices' changes in steps whose order is
+    proved safe against ``observed``, or the plan refused. Of the devices outside
+    ``plans`` the proof reads only those its changes face
+    (:func:`reconciler.order.faced`)."""
     changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
     steps = order_changes(fleet, changes)
     unobserved = {n for n, dp in plans.items() if dp.unknown is not None}

@@ -1,6 +1,6 @@
-"""Observe the selected devices (and their cabled neighbours) and plan: the one
-observe-and-plan path of ``plumb plan``/``apply``/``drift``, ``rollout start`` and the
-controller. Progress is reported through a callback, so the caller decides how (a
+"""Observe the selected devices (and the cabled neighbours their changes face) and
+plan: the one observe-and-plan path of ``plumb plan``/``apply``/``drift``, ``rollout
+start`` and the controller. Progress is reported through a callback, so the caller decides how (a
 terminal bar, a log line, nothing)."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from reconciler.loop import observe_all
-from reconciler.plan import Plan, build_plan
+from reconciler.order import faced
+from reconciler.plan import Plan, ordered_plan, plan_devices
 from reconciler.render import render_desired
-from reconciler.select import SelectError, neighbours, select_devices
+from reconciler.select import SelectError, select_devices
 from reconciler.settings import State
 from reconciler.targets import TargetError, Targets
 from service.context import FleetContext
@@ -63,30 +64,23 @@ def make_plan(
     concurrency: int = 16,
     ownership: Ownership | None = None,
 ) -> Plan:
-    """Observe ``select``'s devices and their neighbours ``concurrency`` at a time and
-    plan them against the intent, rollback pins shown as HELD.
+    """Observe ``select``'s devices ``concurrency`` at a time and plan them against the
+    intent, rollback pins shown as HELD; then observe the neighbours their changes face
+    (:func:`reconciler.order.faced`), which the order is proved safe against.
 
     One writer per field: a change an active or approved rollout owns is the
     rollout's (``ownership``, by default what the journal and the approvals say now);
     it is reported as claimed and left out of the plan's steps."""
     fleet = context.fleet
     names = selected_names(context, select)
-    everyone = names + neighbours(fleet, names)
     shown = progress or NoProgress()
-    shown.begin("observing", len(everyone))
-    tick: Callable[[object], None] = lambda _: shown.advance()  # noqa: E731
-    try:
-        observations = observe_all(targets, everyone, concurrency=concurrency, on_done=tick)
-    except TargetError as exc:
-        raise ServiceError(str(exc)) from None
-    finally:
-        shown.end()
-    observed: dict[str, State | None] = {n: o.state for n, o in observations.items()}
-    errors = {n: o.error for n, o in observations.items() if o.error}
+    observed: dict[str, State | None] = {}
+    errors: dict[str, str] = {}
+    _observe(targets, names, concurrency, shown, observed, errors)
     desired = render_desired(fleet, names)
     holds = context.db.journal.holds()  # rollback pins: shown as HELD, never re-applied
     owned = rollout_ownership(context) if ownership is None else ownership
-    return build_plan(
+    plans = plan_devices(
         fleet,
         desired,
         observed,
@@ -94,3 +88,32 @@ def make_plan(
         holds=holds,
         owner_of=owned.owner_text if owned else None,
     )
+    changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
+    facing = sorted(faced(fleet, changes) - observed.keys())
+    _observe(targets, facing, concurrency, shown, observed, errors)
+    return ordered_plan(fleet, plans, observed)
+
+
+def _observe(
+    targets: Targets,
+    names: list[str],
+    concurrency: int,
+    shown: Progress,
+    observed: dict[str, State | None],
+    errors: dict[str, str],
+) -> None:
+    """Observe ``names`` into ``observed`` (None and an entry in ``errors`` when it failed)."""
+    if not names:
+        return
+    shown.begin("observing", len(names))
+    tick: Callable[[object], None] = lambda _: shown.advance()  # noqa: E731
+    try:
+        observations = observe_all(targets, names, concurrency=concurrency, on_done=tick)
+    except TargetError as exc:
+        raise ServiceError(str(exc)) from None
+    finally:
+        shown.end()
+    for name, found in observations.items():
+        observed[name] = found.state
+        if found.error:
+            errors[name] = found.error

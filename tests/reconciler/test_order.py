@@ -11,8 +11,16 @@ from hypothesis import strategies as st
 
 from intent.fleet import Fleet
 from reconciler.invariants import breaches_around
-from reconciler.order import PHASES, Step, UnsafePlan, order_changes, ports_changed, prove_order
-from reconciler.plan import build_plan
+from reconciler.order import (
+    PHASES,
+    Step,
+    UnsafePlan,
+    faced,
+    order_changes,
+    ports_changed,
+    prove_order,
+)
+from reconciler.plan import build_plan, ordered_plan, plan_devices
 from reconciler.render import render_desired
 from reconciler.settings import Change, Scalar, apply_changes, as_desired_state
 from tests.fleetcopy import FleetCopy, copy_orion
@@ -296,3 +304,49 @@ def test_a_neighbours_filter_comes_and_goes_with_the_neighbour(base: FleetCopy) 
     steps = {s.phase: [c.path for c in s.changes[leaf]] for s in order_changes(fleet, changes)}
     assert steps["device-local"] == ["bgp/neighbors/10.0.0.16/inbound_filter"]
     assert len(steps["bgp-pairs"]) == 4
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    before=_valid_mtu(),
+    after=_valid_mtu(),
+    selected=st.sets(st.integers(0, 200), min_size=1, max_size=20),
+    dark=st.sets(st.integers(0, 200), max_size=6),
+    drifted=st.sets(st.integers(0, 200), max_size=6),
+)
+def test_the_proof_reads_only_the_neighbours_the_changes_face(
+    base: FleetCopy,
+    before: tuple[int, int, int],
+    after: tuple[int, int, int],
+    selected: set[int],
+    dark: set[int],
+    drifted: set[int],
+) -> None:
+    """A random selection planned from its own states and those of the devices its
+    changes face (:func:`faced`) is ordered, proved or refused exactly as when every
+    device of the fleet is observed: also with devices that cannot be observed, and with
+    device-wide changes (an ASN, a PFC setting moved by hand)."""
+    copy = base
+    copy.write("intent/mtu.yaml", _mtu_yaml(*before))
+    start: dict[str, dict[str, Scalar] | None] = dict(_states(copy.load()))
+    copy.write("intent/mtu.yaml", _mtu_yaml(*after))
+    fleet = copy.load()
+    names = sorted(fleet.devices)
+    for i in drifted:
+        state = dict(start[names[i % len(names)]] or {})
+        if isinstance(state.get("bgp/asn"), int):
+            state["bgp/asn"] = state["bgp/asn"] + 1
+        for path in [p for p in state if p.endswith("/pfc_priorities")][:1]:
+            state[path] = "3,4"
+        start[names[i % len(names)]] = state
+    for i in dark:
+        start[names[i % len(names)]] = None
+    chosen = sorted({names[i % len(names)] for i in selected})
+    plans = plan_devices(fleet, render_desired(fleet, chosen), start)
+    changes = {n: dp.changes for n, dp in plans.items() if dp.changes}
+    read = set(chosen) | faced(fleet, changes)
+    everyone = ordered_plan(fleet, plans, start)
+    facing = ordered_plan(fleet, plans, {n: s for n, s in start.items() if n in read})
+    assert (facing.refused, facing.steps) == (everyone.refused, everyone.steps)
