@@ -160,10 +160,18 @@ class Document:
 _STRING_START = frozenset("abcdeghijklmopqrsuvwxyzABCDEGHIJKLMOPQRSUVWXYZ_/:@%&*!?`'\"<>|=,;#^$")
 
 
+_DIGITS = frozenset("0123456789")
+_SHORT_NUMBER = 1000  # digits: an integer this short is far below MAX_INT_BITS
+
+
 def resolve_plain(text: str) -> Scalar:
     """Resolve an unquoted scalar by the YAML 1.2 core schema (``yes``/``on`` stay strings)."""
     if text and text[0] in _STRING_START:
         return text
+    if text and text[0] in _DIGITS:
+        # A digit first (counts, lengths, addresses): null, a bool, an infinity or a NaN
+        # starts otherwise, so only the number forms are tried.
+        return _resolve_number(text)
     if _NULL.match(text):
         return None
     if text in _BOOL:
@@ -180,6 +188,19 @@ def resolve_plain(text: str) -> Scalar:
         return float("-inf") if text.startswith("-") else float("inf")
     if _NAN.match(text):
         return float("nan")
+    return text
+
+
+def _resolve_number(text: str) -> Scalar:
+    """:func:`resolve_plain` of a scalar whose first character is a digit."""
+    if _INT.match(text):
+        return int(text, 10)
+    if _OCT.match(text):
+        return int(text[2:], 8)
+    if _HEX.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
     return text
 
 
@@ -208,6 +229,8 @@ class _Builder:
                 return text, (pos, None, pos), 1
             if text and text[0] in _STRING_START:
                 return text, (pos, None, pos), 1
+            if text and text[0] in _DIGITS and len(text) < _SHORT_NUMBER:
+                return _resolve_number(text), (pos, None, pos), 1
         if depth > MAX_DEPTH:
             raise self.fail(event, f"nesting deeper than {MAX_DEPTH} levels")
         if isinstance(event, AliasEvent):
@@ -279,13 +302,15 @@ class _Builder:
             if not isinstance(event, ScalarEvent):
                 raise self.fail(event, "mapping keys must be plain scalars")
             text = event.value
-            if event.implicit[0] and event.tag is None and text and text[0] in _STRING_START:
+            if text and text[0] in _STRING_START and event.implicit[0] and event.tag is None:
                 key: Any = text
             else:
                 key = self.scalar(event)
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 raise self.fail(event, f"mapping key {event.value!r} must be a string")
-            key_pos = _pack(event.start_mark.line, event.start_mark.column)
+            mark = event.start_mark
+            column = mark.column
+            key_pos = (mark.line << 16) | (column if column < 0xFFFF else 0xFFFF)
             if key in data:
                 first = tree[key][2]
                 raise self.fail(

@@ -4,6 +4,7 @@ with a clear, located error in bounded time and memory."""
 from __future__ import annotations
 
 import os
+import re
 import time
 import tracemalloc
 from pathlib import Path
@@ -42,6 +43,29 @@ def test_yaml_12_core_schema_keeps_norway_a_string() -> None:
 def test_integers_round_trip(value: int) -> None:
     """Any decimal integer written plainly reads back as that integer."""
     assert resolve_plain(str(value)) == value
+
+
+def _core_schema(text: str) -> object:
+    """A plain scalar by the YAML 1.2 core schema's own regular expressions (10.3.2)."""
+    if re.fullmatch(r"[-+]?[0-9]+", text):
+        return int(text)
+    if re.fullmatch(r"0o[0-7]+", text):
+        return int(text[2:], 8)
+    if re.fullmatch(r"0x[0-9a-fA-F]+", text):
+        return int(text[2:], 16)
+    if re.fullmatch(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", text):
+        return float(text)
+    return text
+
+
+@given(st.from_regex(r"[0-9][0-9.eEox+\-a-fA-F/]{0,12}", fullmatch=True))
+def test_a_scalar_starting_with_a_digit_resolves_by_the_core_schema(text: str) -> None:
+    """Counts, lengths, versions and addresses (a digit first) resolve as the core schema
+    says, as a value of a mapping, an item of a list and on their own."""
+    expected = _core_schema(text)
+    assert resolve_plain(text) == expected
+    doc = parse_text("n.yaml", f"k: {text}\nl: [{text}]\n".encode())
+    assert doc.data == {"k": expected, "l": [expected]}
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40))
