@@ -3,10 +3,13 @@ running and a startup value per setting, injected faults, pending commit-confirm
 reverts and write counters. The lab driver (:mod:`lab.driver`) is its
 only user; this module knows SQLite, the driver knows the device contract.
 
-Each device's running and its startup configuration are one JSON object each (setting
-path -> value), so ``int``/``str``/``bool``/``float``/``None`` come back exactly as
-written and reading the whole fleet is one pass over one row per device; a path missing
-from the object has no value there, JSON ``null`` is the value ``None``. A database of
+Each device's running and its startup configuration are stored as the list of its
+values (JSON, so ``int``/``str``/``bool``/``float``/``None`` come back exactly as
+written) beside the id of its *shape*, the list of its setting paths in order, which
+devices with the same paths share (table ``shapes``). Reading the whole fleet is one
+pass over one row per device; each shape is parsed once and its paths are shared by
+every configuration of that shape. A path missing from a configuration has no value
+there, JSON ``null`` is the value ``None``. A database of
 schema version 1 (one row per device and setting) is upgraded in place when opened.
 Every write is one ``BEGIN IMMEDIATE`` transaction; each thread gets its own
 connection (WAL mode, so readers never wait for the writer), which makes one store
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,8 +37,10 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS devices (
     name TEXT PRIMARY KEY, platform TEXT NOT NULL, role TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS shapes (id INTEGER PRIMARY KEY, paths TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS configs (
-    device TEXT PRIMARY KEY, running TEXT NOT NULL, startup TEXT NOT NULL);
+    device TEXT PRIMARY KEY, running_shape INTEGER NOT NULL, running TEXT NOT NULL,
+    startup_shape INTEGER NOT NULL, startup TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS faults (
     id INTEGER PRIMARY KEY AUTOINCREMENT, device TEXT NOT NULL, kind TEXT NOT NULL,
     path_glob TEXT, count INTEGER, probability REAL NOT NULL, seed INTEGER NOT NULL,
@@ -65,17 +71,49 @@ class PendingRevert:
 
 _FAULT_COLUMNS = ("device", "kind", "path_glob", "count", "probability", "seed", "latency_ms")
 _enc = json.dumps
+Config = dict[str, Scalar]
 
 
-def _dec(document: str) -> dict[str, Scalar]:
-    config: dict[str, Scalar] = json.loads(document)
-    return config
+class _Shapes:
+    """The ``shapes`` table seen from one transaction or read: each shape parsed once,
+    its paths interned (shared by every configuration that has them)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._paths: dict[int, list[str]] = {}
+        self._ids: dict[str, int] = {}
+
+    def decode(self, shape: int, values: str) -> Config:
+        paths = self._paths.get(shape)
+        if paths is None:
+            row = self.conn.execute("SELECT paths FROM shapes WHERE id = ?", (shape,)).fetchone()
+            paths = self._paths[shape] = [sys.intern(p) for p in json.loads(row[0])]
+        return dict(zip(paths, json.loads(values), strict=True))
+
+    def encode(self, config: Mapping[str, Scalar]) -> tuple[int, str]:
+        """(shape id, values) of ``config``, its shape added when new."""
+        paths = _enc(list(config))
+        shape = self._ids.get(paths)
+        if shape is None:
+            row = self.conn.execute("SELECT id FROM shapes WHERE paths = ?", (paths,)).fetchone()
+            if row is None:
+                row = self.conn.execute(
+                    "INSERT INTO shapes (paths) VALUES (?) RETURNING id", (paths,)
+                ).fetchone()
+            shape = self._ids[paths] = int(row[0])
+        return shape, _enc(list(config.values()))
+
+    def row(
+        self, name: str, running: Mapping[str, Scalar], startup: Mapping[str, Scalar]
+    ) -> tuple[str, int, str, int, str]:
+        """The ``configs`` row of ``name``."""
+        return (name, *self.encode(running), *self.encode(startup))
 
 
 def _upgrade_from_1(conn: sqlite3.Connection) -> None:
     """Schema 1 -> 2: the rows of table ``settings`` (one per device and path, each value
     JSON text, SQL NULL where a configuration has none) become one running and one
-    startup document per device."""
+    startup configuration per device."""
     configs: dict[str, tuple[dict[str, Scalar], dict[str, Scalar]]] = {
         name: ({}, {}) for (name,) in conn.execute("SELECT name FROM devices")
     }
@@ -85,9 +123,10 @@ def _upgrade_from_1(conn: sqlite3.Connection) -> None:
         for config, text in zip(pair, (running, startup), strict=True):
             if text is not None:
                 config[path] = json.loads(text)
+    shapes = _Shapes(conn)
     conn.executemany(
-        "INSERT INTO configs VALUES (?, ?, ?)",
-        ((name, _enc(running), _enc(startup)) for name, (running, startup) in configs.items()),
+        "INSERT INTO configs VALUES (?, ?, ?, ?, ?)",
+        (shapes.row(name, *pair) for name, pair in configs.items()),
     )
     conn.execute("DROP TABLE settings")
     conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
@@ -172,16 +211,15 @@ class LabStore:
         if unknown:
             raise ValueError(f"states for devices not in the lab: {', '.join(unknown[:5])}")
         with self._write() as conn:
-            for table in ("configs", "devices", "faults", "pending", "counters"):
+            for table in ("configs", "shapes", "devices", "faults", "pending", "counters"):
                 conn.execute(f"DELETE FROM {table}")
             conn.executemany("INSERT INTO devices VALUES (?, ?, ?)", devices)
-            conn.executemany(
-                "INSERT INTO configs VALUES (?, ?, ?)",
-                (
-                    (name, text, text)
-                    for name, text in ((n, _enc(dict(states.get(n, {})))) for n, _, _ in devices)
-                ),
-            )
+            shapes = _Shapes(conn)
+            rows = []
+            for name, _, _ in devices:
+                config = dict(states.get(name, {}))
+                rows.append(shapes.row(name, config, config))
+            conn.executemany("INSERT INTO configs VALUES (?, ?, ?, ?, ?)", rows)
 
     def exists(self) -> bool:
         """Whether a lab with at least one device has been created."""
@@ -200,11 +238,12 @@ class LabStore:
         return [name for name, _, _ in self.devices()]
 
     def _read(self, name: str, column: str) -> dict[str, Scalar]:
-        query = f"SELECT {column} FROM configs WHERE device = ?"
-        row = self._conn().execute(query, (name,)).fetchone()
+        conn = self._conn()
+        query = f"SELECT {column}_shape, {column} FROM configs WHERE device = ?"
+        row = conn.execute(query, (name,)).fetchone()
         if row is None:
             raise KeyError(name)
-        return _dec(row[0])
+        return _Shapes(conn).decode(*row)
 
     def read_running(self, name: str) -> dict[str, Scalar]:
         return self._read(name, "running")
@@ -215,23 +254,31 @@ class LabStore:
     def read_all_running(
         self, names: Collection[str] | None = None
     ) -> dict[str, dict[str, Scalar]]:
-        """Running state of every device (of those in ``names``), by name: one stored
-        document each, in one pass; only the documents asked for are parsed."""
-        rows = self._conn().execute("SELECT device, running FROM configs ORDER BY device")
-        if names is None:
-            return {name: _dec(document) for name, document in rows}
-        return {name: _dec(document) for name, document in rows if name in names}
+        """Running state of every device (of those in ``names``), by name, in one pass;
+        only the configurations asked for are parsed."""
+        conn = self._conn()
+        shapes = _Shapes(conn)
+        rows = conn.execute("SELECT device, running_shape, running FROM configs ORDER BY device")
+        return {
+            name: shapes.decode(shape, values)
+            for name, shape, values in rows
+            if names is None or name in names
+        }
 
     @staticmethod
     def _configs(
         conn: sqlite3.Connection, name: str
     ) -> tuple[dict[str, Scalar], dict[str, Scalar]]:
         """(running, startup) of ``name`` inside a write transaction; KeyError if unknown."""
-        row = conn.execute("SELECT running, startup FROM configs WHERE device = ?", (name,))
+        row = conn.execute(
+            "SELECT running_shape, running, startup_shape, startup FROM configs WHERE device = ?",
+            (name,),
+        )
         found = row.fetchone()
         if found is None:
             raise KeyError(name)
-        return _dec(found[0]), _dec(found[1])
+        shapes = _Shapes(conn)
+        return shapes.decode(found[0], found[1]), shapes.decode(found[2], found[3])
 
     @staticmethod
     def _store(
@@ -240,9 +287,11 @@ class LabStore:
         running: Mapping[str, Scalar],
         startup: Mapping[str, Scalar],
     ) -> None:
+        shapes = _Shapes(conn)
         conn.execute(
-            "UPDATE configs SET running = ?, startup = ? WHERE device = ?",
-            (_enc(running), _enc(startup), name),
+            "UPDATE configs SET running_shape = ?, running = ?, startup_shape = ?, startup = ?"
+            " WHERE device = ?",
+            (*shapes.encode(running), *shapes.encode(startup), name),
         )
 
     def commit(
@@ -279,13 +328,21 @@ class LabStore:
         """startup := running (``write memory``)."""
         with self._write() as conn:
             self._configs(conn, name)
-            conn.execute("UPDATE configs SET startup = running WHERE device = ?", (name,))
+            conn.execute(
+                "UPDATE configs SET startup_shape = running_shape, startup = running"
+                " WHERE device = ?",
+                (name,),
+            )
 
     def reboot(self, name: str) -> None:
         """running := startup; unsaved changes and any pending revert are lost."""
         with self._write() as conn:
             self._configs(conn, name)
-            conn.execute("UPDATE configs SET running = startup WHERE device = ?", (name,))
+            conn.execute(
+                "UPDATE configs SET running_shape = startup_shape, running = startup"
+                " WHERE device = ?",
+                (name,),
+            )
             conn.execute("DELETE FROM pending WHERE device = ?", (name,))
             self._bump(conn, {"reboots": 1})
 

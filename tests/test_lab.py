@@ -667,3 +667,37 @@ def test_every_orion_switch_in_the_lab_holds_its_ecn_thresholds(
     assert len(switches) == 12
     assert all("qos/ecn/3/kmin_kb" in running[name] for name in switches)
     store.close()
+
+
+def test_devices_of_one_shape_share_its_stored_paths(tmp_path: Path) -> None:
+    """Devices with the same setting paths store them once (one shape) and read back
+    with the very same path strings; a commit that adds a path gives its device a new
+    shape, the others keep theirs."""
+    lab = LabStore(tmp_path / "lab.db")
+    try:
+        lab.create(
+            [("leaf-1", "eos", "leaf"), ("leaf-2", "eos", "leaf"), ("node-1", "linux", "gpu-node")],
+            {
+                "leaf-1": {"bgp/asn": 65001, "system/hostname": "leaf-1"},
+                "leaf-2": {"bgp/asn": 65002, "system/hostname": "leaf-2"},
+                "node-1": {"nics/eth0/mtu": 9000},
+            },
+        )
+        running = lab.read_all_running()
+        assert [p is q for p, q in zip(running["leaf-1"], running["leaf-2"], strict=True)] == [
+            True,
+            True,
+        ]
+        lab.commit("leaf-2", {"bgp/maximum_paths": 64}, save=False)
+        assert lab.read_running("leaf-1") == {"bgp/asn": 65001, "system/hostname": "leaf-1"}
+        assert lab.read_running("leaf-2") == {
+            "bgp/asn": 65002,
+            "system/hostname": "leaf-2",
+            "bgp/maximum_paths": 64,
+        }
+        assert lab.read_startup("leaf-2") == {"bgp/asn": 65002, "system/hostname": "leaf-2"}
+    finally:
+        lab.close()
+    with sqlite3.connect(tmp_path / "lab.db") as conn:
+        assert conn.execute("SELECT count(*) FROM shapes").fetchone() == (3,)
+    conn.close()
