@@ -8,8 +8,10 @@ where a string is expected says to quote it).
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
+from collections.abc import Sequence
 from typing import Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -109,6 +111,53 @@ def validate_document(doc: Document, model: type[M]) -> M:
     if not isinstance(doc.data, dict):
         raise InputError([Problem(doc.where(), "expected a mapping at the top of the file")])
     try:
-        return model.model_validate(doc.data)
+        validated = model.model_validate(doc.data)
     except ValidationError as exc:
         raise InputError(problems_from(doc, model, exc)) from None
+    share_field_sets(validated)
+    return validated
+
+
+def share_field_sets(root: BaseModel) -> None:
+    """Let the frozen models under ``root`` (itself and the lists and tuples of models in
+    its fields, all the way down) share one set of the names of the fields they were
+    given, one per model class and set of names.
+
+    pydantic gives each instance a set of its own (``model_fields_set``): 728 bytes for
+    a cable's seven names, 200 MB of a 16,384-node fleet's 278,528 cables. A frozen
+    model never adds to it (``model_copy`` gives the copy a set of its own), so equal
+    sets can be one."""
+    kept: dict[type[BaseModel], list[set[str]]] = {}  # the sets shared so far, by class
+    pending: list[Sequence[BaseModel]] = [(root,)]
+    while pending:
+        for model in pending.pop():
+            kind = type(model)
+            frozen, nested = _shape_of(kind)
+            if frozen:
+                names = model.__pydantic_fields_set__
+                sets = kept.setdefault(kind, [])
+                shared = next((s for s in sets if s == names), None)
+                if shared is None:
+                    if len(sets) < _SETS_KEPT:
+                        sets.append(names)
+                elif shared is not names:
+                    object.__setattr__(model, "__pydantic_fields_set__", shared)
+            for name in nested:
+                pending.append(getattr(model, name))
+
+
+_SETS_KEPT = 8  # per class: the few ways its records are written (a NIC with a rail or not)
+
+
+@functools.cache
+def _shape_of(kind: type[BaseModel]) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``kind`` is frozen, and its fields that hold a list or tuple of models."""
+    nested = []
+    for name, info in kind.model_fields.items():
+        annotation = _unwrap(info.annotation)
+        if get_origin(annotation) not in (list, tuple):
+            continue
+        item = _unwrap(next(iter(get_args(annotation)), None))
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            nested.append(name)
+    return bool(kind.model_config.get("frozen")), tuple(nested)
