@@ -129,19 +129,24 @@ def share_field_sets(root: BaseModel) -> None:
     sets can be one."""
     kept: dict[type[BaseModel], list[set[str]]] = {}  # the sets shared so far, by class
     pending: list[Sequence[BaseModel]] = [(root,)]
+    share = object.__setattr__
     while pending:
-        for model in pending.pop():
-            kind = type(model)
-            frozen, nested = _shape_of(kind)
+        kind: type[BaseModel] | None = None
+        for model in pending.pop():  # a list of records is nearly always of one class
+            if type(model) is not kind:
+                kind = type(model)
+                frozen, nested = _shape_of(kind)
+                sets = kept.setdefault(kind, [])
             if frozen:
                 names = model.__pydantic_fields_set__
-                sets = kept.setdefault(kind, [])
-                shared = next((s for s in sets if s == names), None)
-                if shared is None:
+                for shared in sets:
+                    if shared == names:
+                        if shared is not names:
+                            share(model, "__pydantic_fields_set__", shared)
+                        break
+                else:
                     if len(sets) < _SETS_KEPT:
                         sets.append(names)
-                elif shared is not names:
-                    object.__setattr__(model, "__pydantic_fields_set__", shared)
             for name in nested:
                 pending.append(getattr(model, name))
 
