@@ -222,7 +222,7 @@ class _Builder:
         mark = event.start_mark
         column = mark.column
         pos = (mark.line << 16) | (column if column < 0xFFFF else 0xFFFF)
-        if type(event) is ScalarEvent and event.tag is None and event.anchor is None:
+        if type(event) is ScalarEvent and event.anchor is None and event.tag is None:
             # Fast path for the bulk of a fleet: untagged plain words and quoted strings.
             text: str = event.value
             if not event.implicit[0]:
