@@ -297,17 +297,17 @@ class _Builder:
         weight = 1
         while True:
             event = next(self.events)
-            if isinstance(event, MappingEndEvent):
+            if type(event) is MappingEndEvent:
                 return data, (pos, tree, pos), weight
             if not isinstance(event, ScalarEvent):
                 raise self.fail(event, "mapping keys must be plain scalars")
             text = event.value
             if text and text[0] in _STRING_START and event.implicit[0] and event.tag is None:
-                key: Any = text
+                key: Any = text  # a plain word: a string
             else:
                 key = self.scalar(event)
-            if not isinstance(key, (str, int)) or isinstance(key, bool):
-                raise self.fail(event, f"mapping key {event.value!r} must be a string")
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    raise self.fail(event, f"mapping key {event.value!r} must be a string")
             mark = event.start_mark
             column = mark.column
             key_pos = (mark.line << 16) | (column if column < 0xFFFF else 0xFFFF)
@@ -328,7 +328,7 @@ class _Builder:
         weight = 1
         while True:
             event = next(self.events)
-            if isinstance(event, SequenceEndEvent):
+            if type(event) is SequenceEndEvent:
                 return data, (pos, tree, pos), weight
             value, entry, child_weight = self.node(event, depth + 1)
             data.append(value)
