@@ -224,18 +224,31 @@ def run_child(mode: str, repo: Path, tree: Path = ROOT, repeat: int = 1) -> dict
     return best
 
 
-def make_lab(repo: Path, *, at_intent: bool) -> None:
-    from intent.fleet import load_fleet
-    from lab.driver import create_lab
-    from lab.fleet import lab_db_path
-    from lab.store import LabStore
+LAB = r"""
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from intent.fleet import load_fleet
+from lab.driver import create_lab
+from lab.fleet import lab_db_path
+from lab.store import LabStore
+fleet, at_intent = load_fleet(Path(sys.argv[2])), sys.argv[3] == "intent"
+path = lab_db_path(fleet)
+for old in path.parent.glob(f"{path.name}*"):
+    old.unlink()
+store = LabStore(path)
+try:
+    create_lab(store, fleet, seed=1, drift=0 if at_intent else 32, older_firmware=not at_intent)
+finally:
+    store.close()
+"""
+"""A fresh lab database written by the tree measured: two trees' lab databases may be of
+different schema versions (the state is the same: the same seed)."""
 
-    fleet = load_fleet(repo)
-    store = LabStore(lab_db_path(fleet))
-    try:
-        create_lab(store, fleet, seed=1, drift=0 if at_intent else 32, older_firmware=not at_intent)
-    finally:
-        store.close()
+
+def make_lab(repo: Path, *, at_intent: bool, tree: Path = ROOT) -> None:
+    state = "intent" if at_intent else "work"
+    subprocess.run([sys.executable, "-c", LAB, str(tree), str(repo), state], check=True)
 
 
 class Rows(list[Row]):
@@ -286,16 +299,16 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                         rows.append(("$ validate cold", label, nodes, cold))
                     warm(rows, args, repo, nodes, ("validate", "validate", label, tree))
             if args.only in (None, "plan"):
-                make_lab(repo, at_intent=False)
                 for label, tree in trees:
+                    make_lab(repo, at_intent=False, tree=tree)
                     warm(rows, args, repo, nodes, ("plan", "plan", label, tree))
-                make_lab(repo, at_intent=True)
                 for label, tree in trees:
+                    make_lab(repo, at_intent=True, tree=tree)
                     warm(rows, args, repo, nodes, ("no-op plan", "noop", label, tree))
             if args.only in (None, "rollout"):
-                if args.commands:
-                    make_lab(repo, at_intent=False)  # the rollout has work to plan
                 for label, tree in trees:
+                    if args.commands:
+                        make_lab(repo, at_intent=False, tree=tree)  # the rollout has work
                     warm(rows, args, repo, nodes, ("rollout plan", "rollout", label, tree))
     return rows
 
@@ -443,6 +456,9 @@ def main() -> None:
         " (one inventory/topology.yaml of rules), not one record per rack, device, cable.",
     )
     args = parser.parse_args()
+    # Each tree's modules are compiled once and their bytecode kept, as an installed
+    # plumb's are: a command measured is not one that compiles its own source.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     with contextlib.ExitStack() as stack:
         # A parse cache of this run's own: the first validate of each size finds it cold.
         os.environ["PLUMB_CACHE_DIR"] = stack.enter_context(
