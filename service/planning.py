@@ -1,7 +1,7 @@
 """Observe the selected devices (and the cabled neighbours their changes face) and
 plan: the one observe-and-plan path of ``plumb plan``/``apply``/``drift``, ``rollout
-start`` and the controller. Progress is reported through a callback, so the caller decides how (a
-terminal bar, a log line, nothing)."""
+start`` and the controller. Progress is reported through a callback, so the caller
+decides how (a terminal bar, a log line, nothing)."""
 
 from __future__ import annotations
 
