@@ -171,19 +171,15 @@ def resolve_plain(text: str) -> Scalar:
     if text and text[0] in _DIGITS:
         # A digit first (counts, lengths, addresses): null, a bool, an infinity or a NaN
         # starts otherwise, so only the number forms are tried.
-        return _resolve_number(text)
+        number = _number(text)
+        return text if number is None else number
     if _NULL.match(text):
         return None
     if text in _BOOL:
         return _BOOL[text]
-    if _INT.match(text):
-        return int(text, 10)
-    if _OCT.match(text):
-        return int(text[2:], 8)
-    if _HEX.match(text):
-        return int(text[2:], 16)
-    if _FLOAT.match(text):
-        return float(text)
+    number = _number(text)
+    if number is not None:
+        return number
     if _INF.match(text):
         return float("-inf") if text.startswith("-") else float("inf")
     if _NAN.match(text):
@@ -191,8 +187,8 @@ def resolve_plain(text: str) -> Scalar:
     return text
 
 
-def _resolve_number(text: str) -> Scalar:
-    """:func:`resolve_plain` of a scalar whose first character is a digit."""
+def _number(text: str) -> int | float | None:
+    """The integer (decimal, octal, hex) or float ``text`` writes, or None."""
     if _INT.match(text):
         return int(text, 10)
     if _OCT.match(text):
@@ -201,7 +197,7 @@ def _resolve_number(text: str) -> Scalar:
         return int(text[2:], 16)
     if _FLOAT.match(text):
         return float(text)
-    return text
+    return None
 
 
 class _Builder:
@@ -230,7 +226,8 @@ class _Builder:
             if text and text[0] in _STRING_START:
                 return text, (pos, None, pos), 1
             if text and text[0] in _DIGITS and len(text) < _SHORT_NUMBER:
-                return _resolve_number(text), (pos, None, pos), 1
+                number = _number(text)
+                return text if number is None else number, (pos, None, pos), 1
         if depth > MAX_DEPTH:
             raise self.fail(event, f"nesting deeper than {MAX_DEPTH} levels")
         if isinstance(event, AliasEvent):
