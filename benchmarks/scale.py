@@ -22,7 +22,8 @@ size (2.0 is linear). With ``--base REV`` every measurement
 also runs on that earlier commit (``git archive`` into a temporary folder), on the
 same generated fleet, right before this tree's: the two rows compare side by side.
 ``--repeat N`` runs each warm measure N times and keeps the run with the fewest CPU
-seconds: on a shared machine the slower runs lost time to other processes.
+seconds: on a shared machine the slower runs lost time to other processes (``$ validate
+cold`` too, each run with an empty parse cache of its own).
 ``--commands`` also times each measure as the whole ``plumb ...`` command a user runs
 (rows starting with ``$``: the process's CPU seconds from its own accounting, its
 VmHWM), beside the library path, ``$ validate cold`` with an empty parse cache of its
@@ -295,7 +296,7 @@ def measure_all(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> list
                 for label, tree in trees:
                     rows.append(("validate cold", label, nodes, run_child("validate", repo, tree)))
                     if args.commands:
-                        cold = run_command("validate", repo, tree, cold=True)
+                        cold = run_command("validate", repo, tree, args.repeat, cold=True)
                         rows.append(("$ validate cold", label, nodes, cold))
                     warm(rows, args, repo, nodes, ("validate", "validate", label, tree))
             if args.only in (None, "plan"):
@@ -440,7 +441,8 @@ def main() -> None:
         type=int,
         default=1,
         help="Run each warm measure this many times and keep the one with the fewest CPU "
-        "seconds (a cold validate runs once: its second run would find the cache warm).",
+        "seconds (the cold validate of the library path runs once: its second run would find "
+        "the cache warm; `$ validate cold` gets an empty cache each run).",
     )
     parser.add_argument(
         "--commands",
