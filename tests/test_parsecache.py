@@ -146,3 +146,14 @@ def test_a_parsed_document_is_kept_without_its_tree(folder: Path) -> None:
     """The first parse writes the entry and leaves its location tree there."""
     doc = parse_cached("l.yaml", _bulk(2000), parse_text)
     assert doc.held_locs is None and doc.where("links", 0).line == 2
+
+
+def test_the_first_parse_is_returned_as_the_entry_holds_it(folder: Path) -> None:
+    """A file parsed and kept comes back as its entry reads (as the next run reads it):
+    equal to the parse, its data in the entry's order, the parser called once."""
+    raw, parse = _bulk(2000), Counting()
+    first = parse_cached("l.yaml", raw, parse)
+    parsed = parse_text("l.yaml", raw)
+    assert first.data == parsed.data and first.locs == parsed.locs
+    assert first.stored is not None and parse.calls == 1
+
