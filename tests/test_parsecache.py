@@ -156,4 +156,3 @@ def test_the_first_parse_is_returned_as_the_entry_holds_it(folder: Path) -> None
     parsed = parse_text("l.yaml", raw)
     assert first.data == parsed.data and first.locs == parsed.locs
     assert first.stored is not None and parse.calls == 1
-
