@@ -87,7 +87,7 @@ class _Shapes:
         paths = self._paths.get(shape)
         if paths is None:
             row = self.conn.execute("SELECT paths FROM shapes WHERE id = ?", (shape,)).fetchone()
-            paths = self._paths[shape] = [sys.intern(p) for p in json.loads(row[0])]
+            paths = self._paths[shape] = list(map(sys.intern, json.loads(row[0])))
         return dict(zip(paths, json.loads(values), strict=True))
 
     def encode(self, config: Mapping[str, Scalar]) -> tuple[int, str]:
