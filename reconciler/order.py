@@ -5,7 +5,7 @@ Phases, in order (each phase is one step; all devices of a step change together)
 1. ``device-local``   settings with no cross-device coupling (ECN, Xoff, headroom,
                       maximum-paths, filters, router id)
 2. ``qos-pairs``      PFC priorities and DSCP maps: both ends of a lossless link at once
-3. ``bgp-pairs``      ASNs, remote-as and /31 addresses: both ends of a session at once
+3. ``bgp-pairs``      ASNs, remote-as, /31 and /127 addresses: both ends of a session at once
                       (and the inbound filter of a neighbour created or removed: it
                       lives with the neighbour, and FRR takes no filter without one)
 4. ``mtu-raise-switch``  switch ports whose MTU goes up (fabric links: both ends)
@@ -102,7 +102,7 @@ def phase_of(fleet: Fleet, device: str, change: Change) -> str:
         return "firmware"
     if path.startswith("qos/dscp/") or path.endswith("/pfc_priorities"):
         return "qos-pairs"
-    if path == "bgp/asn" or path.endswith("/remote_as") or path.endswith("/address"):
+    if path == "bgp/asn" or path.endswith(("/remote_as", "/address", "/ipv6_address")):
         return "bgp-pairs"
     if path.endswith("/inbound_filter") and None in (change.before, change.after):
         return "bgp-pairs"  # the neighbour comes or goes in this step
@@ -170,7 +170,7 @@ def unprovable_links(fleet: Fleet, steps: Sequence[Step], unobserved: Collection
 
 # Settings an invariant reads (reconciler.invariants), by where they sit: under one
 # port (``interfaces/<port>/`` or ``nics/<port>/``) or device-wide.
-_PORT_SETTINGS = ("/mtu", "/rdma_mtu", "/pfc_priorities", "/address")
+_PORT_SETTINGS = ("/mtu", "/rdma_mtu", "/pfc_priorities", "/address", "/ipv6_address")
 _DEVICE_SETTINGS = ("bgp/asn", "qos/dscp/", "bgp/neighbors/")
 
 

@@ -259,6 +259,9 @@ def test_ports_changed_names_the_ports_an_invariant_reads() -> None:
     """Port settings name their port, device-wide ones every port, the rest none."""
     assert ports_changed([Change("interfaces/Ethernet1/1/mtu", 9100, 9214)]) == {"Ethernet1/1"}
     assert ports_changed([Change("nics/eth0/rdma_mtu", 2048, 4096)]) == {"eth0"}
+    assert ports_changed([Change("interfaces/Ethernet3/ipv6_address", None, "fc00::1/127")]) == {
+        "Ethernet3"
+    }  # the remote-as invariant finds an IPv6 neighbour by its peer's address
     assert ports_changed([Change("interfaces/Ethernet2/description", "a", "b")]) == set()
     assert ports_changed([Change("firmware/nic", "28.41", "28.43")]) == set()
     assert ports_changed([Change("bgp/asn", 64600, 64601)]) is None
@@ -304,6 +307,15 @@ def test_a_neighbours_filter_comes_and_goes_with_the_neighbour(base: FleetCopy) 
     steps = {s.phase: [c.path for c in s.changes[leaf]] for s in order_changes(fleet, changes)}
     assert steps["device-local"] == ["bgp/neighbors/10.0.0.16/inbound_filter"]
     assert len(steps["bgp-pairs"]) == 4
+
+
+def test_an_ipv6_address_changes_with_its_session(base: FleetCopy) -> None:
+    """A port's /127 keys the peer's IPv6 neighbour as its /31 keys the IPv4 one: it is
+    written in the bgp-pairs step, both ends of the session at once."""
+    fleet = base.load()
+    leaf = next(n for n, d in fleet.devices.items() if d.role.value == "leaf")
+    change = Change("interfaces/Ethernet33/ipv6_address", None, "fc00::1/127")
+    assert [s.phase for s in order_changes(fleet, {leaf: [change]})] == ["bgp-pairs"]
 
 
 @settings(
