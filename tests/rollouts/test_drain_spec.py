@@ -3,6 +3,7 @@ command runner (real processes, real timeouts)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -81,11 +82,23 @@ def test_the_command_drainer_runs_the_sites_commands(tmp_path: Path) -> None:
     assert failed is not None and "exit status 1" in failed and "FileNotFoundError" in failed
 
 
-def test_a_command_past_its_timeout_is_killed_with_its_children() -> None:
-    started = time.monotonic()
-    result = LocalCommands().run("n1", ["sh", "-c", "sleep 30 & sleep 30"], 0.3)
+def test_a_command_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = f"sleep 300 & echo $! > {pidfile}; sleep 300"
+    result = LocalCommands().run("n1", ["sh", "-c", script], 0.3)
     assert result.exit_status is None and result.error == "timed out after 0.3 s"
-    assert time.monotonic() - started < 5
+    stat = Path(f"/proc/{int(pidfile.read_text())}/stat")
+
+    def gone() -> bool:  # exited (a zombie only waits for init to reap it)
+        with contextlib.suppress(OSError):
+            return stat.read_text().split(") ")[1].startswith(("Z", "X"))
+        return True
+
+    for _ in range(300):  # SIGKILL lands at once; the loop only bounds a broken kill
+        if gone():
+            break
+        time.sleep(0.1)
+    assert gone(), "the command's background child outlived its timeout"
 
 
 def test_a_missing_program_is_an_error_not_an_exception() -> None:
