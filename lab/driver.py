@@ -50,7 +50,7 @@ from lab.fleet import (
     swap_far_ends,
 )
 from lab.store import LabStore
-from reconciler.drivers.base import DeviceRef, Driver
+from reconciler.drivers.base import DeviceRef, Driver, checked_candidate
 from reconciler.errors import (
     ConfigRejected,
     ConnectionLost,
@@ -183,11 +183,7 @@ class LabDriver(Driver):
         return candidate
 
     def _candidate(self, device: DeviceRef, candidate: object) -> LabCandidate:
-        if not isinstance(candidate, LabCandidate) or candidate.device != device.name:
-            raise TypeError(f"{device.name}: not a lab candidate of this device: {candidate!r}")
-        if candidate.discarded:
-            raise ValueError(f"{device.name}: the candidate was discarded")
-        return candidate
+        return checked_candidate(device, candidate, LabCandidate, "a lab")
 
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol, TypeVar
 
 from reconciler.errors import ConfigRejected, ConnectionLost, DeviceError, OutcomeUnknown
 from reconciler.settings import Change, Scalar
@@ -56,6 +57,23 @@ class DeviceRef:
     vendor: str = ""
     model: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class _Candidate(Protocol):
+    device: str
+    discarded: bool
+
+
+C = TypeVar("C", bound=_Candidate)
+
+
+def checked_candidate(device: DeviceRef, candidate: object, kind: type[C], dialect: str) -> C:
+    """The candidate as a driver's own type, staged for this device and still live."""
+    if not isinstance(candidate, kind) or candidate.device != device.name:
+        raise TypeError(f"{device.name}: not {dialect} candidate of this device: {candidate!r}")
+    if candidate.discarded:
+        raise ValueError(f"{device.name}: the candidate was discarded")
+    return candidate
 
 
 @dataclass(frozen=True)

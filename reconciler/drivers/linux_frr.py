@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface, IPv6Interface
 
-from reconciler.drivers.base import DeviceRef, Driver
+from reconciler.drivers.base import DeviceRef, Driver, checked_candidate
 from reconciler.drivers.linux_exec import Ran, Runner
 from reconciler.drivers.linux_frr_caps import (
     LINUX_FRR,
@@ -345,11 +345,7 @@ class LinuxFrrDriver(Driver):
                 ) from None
 
     def _candidate(self, device: DeviceRef, candidate: object) -> FrrCandidate:
-        if not isinstance(candidate, FrrCandidate) or candidate.device != device.name:
-            raise TypeError(f"{device.name}: not a linux-frr candidate of this device")
-        if candidate.discarded:
-            raise ValueError(f"{device.name}: the candidate was discarded")
-        return candidate
+        return checked_candidate(device, candidate, FrrCandidate, "a linux-frr")
 
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from inventory.extras import optional_imports
 
@@ -263,14 +263,6 @@ class SshPool:
             conn.disconnect()
 
 
-class _Candidate(Protocol):
-    device: str
-    discarded: bool
-
-
-C = TypeVar("C", bound=_Candidate)
-
-
 class SwitchDriver(Driver):
     """What both SSH switch drivers share: the pool, the commits awaiting confirmation,
     and waiting for a device to come back on a new NOS version."""
@@ -289,15 +281,6 @@ class SwitchDriver(Driver):
                 self._pending.pop(device, None)
             else:
                 self._pending[device] = candidate
-
-    @staticmethod
-    def checked(device: DeviceRef, candidate: object, kind: type[C], dialect: str) -> C:
-        """The candidate as this driver's own type, staged for this device and still live."""
-        if not isinstance(candidate, kind) or candidate.device != device.name:
-            raise TypeError(f"{device.name}: not {dialect} candidate of this device: {candidate!r}")
-        if candidate.discarded:
-            raise ValueError(f"{device.name}: the candidate was discarded")
-        return candidate
 
     def awaiting(self, device: str) -> object | None:
         with self._pending_lock:

@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.drivers.base import DeviceRef
+from reconciler.drivers.base import DeviceRef, checked_candidate
 from reconciler.drivers.eos_bgp_parse import parse_bgp_peers
 from reconciler.drivers.eos_caps import eos_inexpressible
 from reconciler.drivers.eos_lines import eos_image, render_session
@@ -223,7 +223,7 @@ class EosDriver(SwitchDriver):
         session.run("end")
 
     def _candidate(self, device: DeviceRef, candidate: object) -> EosCandidate:
-        return self.checked(device, candidate, EosCandidate, "an EOS")
+        return checked_candidate(device, candidate, EosCandidate, "an EOS")
 
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)

@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.drivers.base import DeviceRef
+from reconciler.drivers.base import DeviceRef, checked_candidate
 from reconciler.drivers.lldp_parse import parse_sonic_lldp
 from reconciler.drivers.netmiko_common import Dialect, Phase, SwitchDriver
 from reconciler.drivers.safevalues import IMAGE_URL, SafeValues
@@ -203,7 +203,7 @@ class SonicDriver(SwitchDriver):
         return found
 
     def _candidate(self, device: DeviceRef, candidate: object) -> SonicCandidate:
-        return self.checked(device, candidate, SonicCandidate, "a SONiC")
+        return checked_candidate(device, candidate, SonicCandidate, "a SONiC")
 
     def compare(self, device: DeviceRef, candidate: object) -> list[Change]:
         staged = self._candidate(device, candidate)
