@@ -11,11 +11,13 @@ inventory's MTUs): a generated fleet of 8 nodes in 2 racks, committed in git.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -199,28 +201,37 @@ def test_verify_says_what_the_network_says(fleet_root: Path) -> None:
     assert "data plane: NOT OK" in out
 
 
+@contextlib.contextmanager
+def _bgp_change(root: Path, edit: Callable[[str], str], message: str) -> Iterator[None]:
+    """``edit`` applied to intent/bgp.yaml and committed with the leaf-bgp spec; the
+    BGP intent committed back as it was afterwards."""
+    bgp = root / "intent" / "bgp.yaml"
+    original = bgp.read_text()
+    bgp.write_text(edit(original))
+    (root / "rollouts" / "leaf-bgp.yaml").write_text(SPEC)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+    try:
+        yield
+    finally:
+        bgp.write_text(original)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", f"undo: {message}")
+
+
 def test_a_renumbering_that_splits_bgp_pairs_is_refused_before_any_write(
     fleet_root: Path,
 ) -> None:
     """The leaves' ASNs renumbered, rolled out over the leaves only: the spines' side of
     every pair would lag, and the order proof refuses before a device is touched."""
-    bgp = fleet_root / "intent" / "bgp.yaml"
-    original = bgp.read_text()
-    bgp.write_text(re.sub(r"leaf-r(\d): 646(\d\d)", r"leaf-r\1: 647\2", original))
-    (fleet_root / "rollouts" / "leaf-bgp.yaml").write_text(SPEC)
-    git(fleet_root, "add", "-A")
-    git(fleet_root, "commit", "-qm", "leaves to ASNs 647xx")
-    try:
+    renumber = partial(re.sub, r"leaf-r(\d): 646(\d\d)", r"leaf-r\1: 647\2")
+    with _bgp_change(fleet_root, renumber, "leaves to ASNs 647xx"):
         code, out = run_plumb(fleet_root, "rollout", "start", "leaf-bgp", ".")
         assert code == 1, out
         assert "bgp-pairs" in out and "The other end of each pair must change" in out, out
         with open_state_db(fleet_root / ".plumb" / "plumb.db") as db:
             assert db.journal.all() == []
         assert verify(load_fleet(fleet_root), lab_state(fleet_root), settle_s=30).ok
-    finally:
-        bgp.write_text(original)
-        git(fleet_root, "add", "-A")
-        git(fleet_root, "commit", "-qm", "leaves back to ASNs 646xx")
 
 
 def test_a_wave_that_breaks_routing_aborts_on_the_data_plane_and_rolls_back(
@@ -230,13 +241,11 @@ def test_a_wave_that_breaks_routing_aborts_on_the_data_plane_and_rolls_back(
     see): the canary leaf's sessions stay up but accept no route, its racks' paths
     across the spines go dark, the wave aborts on that evidence, and the rollback
     brings the routes back."""
-    bgp = fleet_root / "intent" / "bgp.yaml"
-    original = bgp.read_text()
-    bgp.write_text(original.replace("inbound_filter: FABRIC-IN", "inbound_filter: FABRIC-IN-V2"))
-    (fleet_root / "rollouts" / "leaf-bgp.yaml").write_text(SPEC)
-    git(fleet_root, "add", "-A")
-    git(fleet_root, "commit", "-qm", "fabric sessions to filter FABRIC-IN-V2")
-    try:
+
+    def refilter(text: str) -> str:
+        return text.replace("inbound_filter: FABRIC-IN", "inbound_filter: FABRIC-IN-V2")
+
+    with _bgp_change(fleet_root, refilter, "fabric sessions to filter FABRIC-IN-V2"):
         code, out = run_plumb(fleet_root, "rollout", "start", "leaf-bgp", ".")
         assert code == 1, out
         with open_state_db(fleet_root / ".plumb" / "plumb.db") as db:
@@ -254,7 +263,3 @@ def test_a_wave_that_breaks_routing_aborts_on_the_data_plane_and_rolls_back(
         assert all(t.writes == 0 for t in targets if t.wave != 1)
         after = verify(load_fleet(fleet_root), lab_state(fleet_root), settle_s=60)
         assert after.ok, after.sessions_down()
-    finally:
-        bgp.write_text(original)
-        git(fleet_root, "add", "-A")
-        git(fleet_root, "commit", "-qm", "fabric sessions back to FABRIC-IN")
