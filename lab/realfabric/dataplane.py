@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from intent.fleet import Fleet
 from inventory.models import Role
-from lab.realfabric.layout import SessionEnd, expected_sessions
+from lab.realfabric.layout import SessionEnd, backend_nic, expected_sessions
 from lab.realfabric.probes import DeviceBgp, PingResult, bgp_of, df_ping, wait_for_bgp
 from lab.realfabric.state import FabricState, fabric_driver
 from reconciler.drivers.base import DeviceRef
@@ -63,12 +63,6 @@ def _bare(address: str | None) -> str | None:
     return None if address is None else address.split("/")[0]
 
 
-def _first_backend_nic(fleet: Fleet, node: str) -> str | None:
-    """The node's first cabled NIC on a rail: where its default route leaves."""
-    rails = {nic.name for nic in fleet.devices[node].nics if nic.rail is not None}
-    return next((port for port in fleet.cabling.ends(node) if port in rails), None)
-
-
 def plan_probes(fleet: Fleet) -> list[Probe]:
     """The DF pings between every ordered pair of GPU racks (of nodes, in a fleet
     with one rack): to the destination's NIC on the source's leaf, and to one on
@@ -76,14 +70,14 @@ def plan_probes(fleet: Fleet) -> list[Probe]:
     cabling = fleet.cabling
     racks: dict[str, str] = {}
     for name, device in sorted(fleet.devices.items()):
-        if device.role is Role.gpu_node and _first_backend_nic(fleet, name) is not None:
+        if device.role is Role.gpu_node and backend_nic(fleet, name) is not None:
             racks.setdefault(device.rack or name, name)
     firsts = list(racks.values())
     if len(firsts) < 2:
         firsts = sorted(
             n
             for n, d in fleet.devices.items()
-            if d.role is Role.gpu_node and _first_backend_nic(fleet, n) is not None
+            if d.role is Role.gpu_node and backend_nic(fleet, n) is not None
         )[:2]
     spines = frozenset(
         n for n, d in fleet.devices.items() if d.role in (Role.spine, Role.super_spine)
@@ -94,8 +88,8 @@ def plan_probes(fleet: Fleet) -> list[Probe]:
         for destination in firsts:
             if source == destination:
                 continue
-            out_nic = _first_backend_nic(fleet, source)
-            back_nic = _first_backend_nic(fleet, destination)
+            out_nic = backend_nic(fleet, source)
+            back_nic = backend_nic(fleet, destination)
             assert out_nic is not None and back_nic is not None
             rail_nics = [
                 nic.name

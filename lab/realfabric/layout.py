@@ -113,6 +113,13 @@ def base_config(name: str, asn: int, filters: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def backend_nic(fleet: Fleet, node: str) -> str | None:
+    """A GPU node's first cabled NIC on a rail: its default route leaves by it (by its
+    first cabled port when it has none), and the data-plane probes start from it."""
+    rails = {nic.name for nic in fleet.devices[node].nics if nic.rail is not None}
+    return next((port for port in fleet.cabling.ends(node) if port in rails), None)
+
+
 def plan_layout(fleet: Fleet) -> FabricLayout:
     """Namespaces, veths, addresses and base configs for ``fleet``."""
     prefix = fabric_prefix(fleet)
@@ -141,8 +148,8 @@ def plan_layout(fleet: Fleet) -> FabricLayout:
         loopback = f"{router_id}/32" if router_id else None
         gateway = None
         if host and ports:
-            first = next(iter(cabling.ends(name).values()))
-            peer_address = fleet.addresses.text_at(first ^ 1)
+            out = backend_nic(fleet, name) or next(iter(cabling.ends(name)))
+            peer_address = fleet.addresses.text_at(cabling.ends(name)[out] ^ 1)
             gateway = peer_address.split("/")[0] if peer_address else None
         nodes[name] = Node(name, f"{prefix}{name}", frr, host, ports, addresses, loopback, gateway)
         if frr:
